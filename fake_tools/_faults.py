@@ -1,0 +1,424 @@
+"""The fault taxonomy: what one call of a fake tool answers.
+
+Each fault kind is a small immutable object whose ``resolve`` turns one call into an
+``Outcome``. Faults are built in Python (``fake_tools.faults.timeout(after=30)``) or
+parsed from plain data (``{"timeout": {"after": 30}}``, as YAML scenarios write them);
+both paths end in the same constructors, so there is one validation path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ._errors import DefinitionError
+from ._outcomes import Outcome, OutcomeClass
+
+S = OutcomeClass.SUCCESS
+
+
+@dataclass(slots=True)
+class CallInfo:
+    """What a fault may look at when it resolves one call."""
+
+    tool: str
+    args: Mapping[str, Any]
+    call_no: int  # 1-based, per tool, per run
+    key: str  # canonical form of the arguments (the call's fingerprint text)
+    now: float  # virtual seconds since the run began
+    state: dict[Any, Any]  # per-run, per-tool scratch space for stateful faults
+    payload: Callable[[], Any]  # the tool's deterministic success payload for these args
+
+
+class Fault:
+    """Base of all fault kinds."""
+
+    kind: str = ""
+    __slots__ = ()
+
+    def resolve(self, call: CallInfo) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.kind
+
+
+@dataclass(frozen=True, slots=True)
+class Ok(Fault):
+    """Success: the given data, or the tool's seeded realistic payload."""
+
+    data: Any = None
+    has_data: bool = False
+    kind = "ok"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        return Outcome("ok", S, "ok", self.data if self.has_data else call.payload())
+
+
+@dataclass(frozen=True, slots=True)
+class Empty(Fault):
+    """Success with nothing in it: the classic trigger of "try again"."""
+
+    data: Any = field(default_factory=list)
+    kind = "empty"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        return Outcome("empty", S, "empty", self.data)
+
+
+MALFORMED_VARIANTS = ("invalid_json", "schema_violation", "truncated", "wrong_type")
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed(Fault):
+    """A response that arrived but cannot be used."""
+
+    variant: str = "invalid_json"
+    kind = "malformed"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        good = call.payload()
+        if self.variant == "invalid_json":
+            data: Any = "{'result': [" + json.dumps(good, sort_keys=True)[:40] + ",,]"
+        elif self.variant == "truncated":
+            text = json.dumps(good, sort_keys=True)
+            data = text[: max(1, len(text) // 2)]
+        elif self.variant == "schema_violation":
+            data = {"unexpected": True, "schema_version": "0"}
+        else:  # wrong_type: the right content, the wrong JSON type
+            data = json.dumps(good, sort_keys=True)
+            data = [data] if isinstance(good, str) else str(data)
+        return Outcome("malformed", S, f"malformed_{self.variant}", data)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeout(Fault):
+    """No answer after ``after`` virtual seconds. ``applied``: the effect still happened."""
+
+    after: float = 30.0
+    applied: bool = False
+    kind = "timeout"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        return Outcome(
+            "timeout", OutcomeClass.RETRYABLE, "timeout", None, retryable=True,
+            message=f"no response after {self.after:g}s", latency=self.after,
+            applied=self.applied,
+        )
+
+
+TRANSIENT_CODES = {
+    "503": "unavailable", "unavailable": "unavailable",
+    "429": "rate_limited", "rate_limited": "rate_limited",
+    "reset": "connection_reset", "connection_reset": "connection_reset",
+    "500": "internal_error", "internal_error": "internal_error",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Transient(Fault):
+    """503, 429 with Retry-After, connection reset: retrying later may help.
+
+    A 429 with ``retry_after`` is enforced: the tool answers 429 again to any call that
+    comes sooner than the server asked, as real rate limiters do.
+    """
+
+    code: str = "unavailable"
+    retry_after: float | None = None
+    kind = "transient"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        if self.code == "rate_limited" and self.retry_after:
+            call.state["blocked_until"] = call.now + self.retry_after
+        return Outcome(
+            "transient", OutcomeClass.RETRYABLE, self.code, None, retryable=True,
+            retry_after=self.retry_after, applied=False,
+        )
+
+
+FATAL_CODES = ("permission_denied", "not_found", "invalid_argument", "policy_blocked")
+
+
+@dataclass(frozen=True, slots=True)
+class Fatal(Fault):
+    """Retrying cannot help. ``invalid_argument`` is a PRECONDITION naming the field."""
+
+    code: str = "permission_denied"
+    field_name: str | None = None
+    kind = "fatal"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        cls = OutcomeClass.PRECONDITION if self.code == "invalid_argument" else OutcomeClass.FATAL
+        name = self.field_name
+        if cls is OutcomeClass.PRECONDITION and name is None and call.args:
+            name = sorted(call.args)[0]
+        message = f"invalid value for argument {name!r}" if name else ""
+        return Outcome("fatal", cls, self.code, None, message=message, applied=False, field=name)
+
+
+@dataclass(frozen=True, slots=True)
+class Pending(Fault):
+    """Legit polling: "still processing" for ``polls`` calls, then ``then``.
+
+    Polls are counted per distinct argument set (one job each). ``polls=None`` never
+    finishes: only a deadline ends that.
+    """
+
+    polls: int | None = 3
+    then: Fault = field(default_factory=lambda: Ok({"status": "done"}, True))
+    interval: float = 5.0
+    kind = "pending"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        seen = call.state.setdefault(("pending", id(self)), {})
+        n = seen.get(call.key, 0) + 1
+        seen[call.key] = n
+        if self.polls is None or n <= self.polls:
+            return Outcome(
+                "pending", OutcomeClass.PENDING, "processing",
+                {"status": "processing", "poll": n}, retryable=True,
+                retry_after=self.interval, applied=False,
+            )
+        return self.then.resolve(call)
+
+
+@dataclass(frozen=True, slots=True)
+class Contradictory(Fault):
+    """Each call answers the next of ``values``, so later answers disagree with earlier."""
+
+    values: tuple[Any, ...] = (
+        {"status": "shipped", "version": 1},
+        {"status": "not_shipped", "version": 2},
+    )
+    kind = "contradictory"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        counter = call.state.setdefault(("contradictory", id(self)), [0])
+        value = self.values[counter[0] % len(self.values)]
+        counter[0] += 1
+        return Outcome("contradictory", S, "contradictory", value)
+
+
+@dataclass(frozen=True, slots=True)
+class Paginated(Fault):
+    """Pages behind a cursor: legit repetition of one tool with a new cursor each time."""
+
+    pages: int = 3
+    page_size: int = 5
+    cursor_arg: str = "cursor"
+    kind = "paginated"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        cursor = call.args.get(self.cursor_arg)
+        page = 1
+        if cursor not in (None, ""):
+            text = str(cursor)
+            if not (text.startswith("p") and text[1:].isdigit() and 1 < int(text[1:]) <= self.pages):
+                return Outcome(
+                    "paginated", OutcomeClass.PRECONDITION, "invalid_argument", None,
+                    message=f"unknown cursor {text!r}", applied=False, field=self.cursor_arg,
+                )
+            page = int(text[1:])
+        start = (page - 1) * self.page_size
+        items = [{"id": f"rec_{start + i + 1:04d}", "page": page} for i in range(self.page_size)]
+        nxt = f"p{page + 1}" if page < self.pages else None
+        data = {"items": items, "page": page, "pages": self.pages, "next_cursor": nxt}
+        return Outcome("paginated", S, "ok", data)
+
+
+@dataclass(frozen=True, slots=True)
+class Slow(Fault):
+    """Answers after ``latency`` virtual seconds with the inner outcome."""
+
+    latency: float = 10.0
+    then: Fault = field(default_factory=Ok)
+    kind = "slow"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        inner = self.then.resolve(call)
+        return replace(inner, latency=inner.latency + self.latency)
+
+
+_FILLER = "The quick brown fox jumps over the lazy dog. "
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized(Fault):
+    """A result of ``size`` bytes: more than a context window can usefully hold."""
+
+    size: int = 1_000_000
+    kind = "oversized"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        reps = math.ceil(self.size / len(_FILLER))
+        return Outcome("oversized", S, "oversized", {"content": (_FILLER * reps)[: self.size]})
+
+
+# --- constructors: the public Python spelling, and the single validation path ----------
+
+
+def ok(data: Any = None) -> Ok:
+    return Ok(data, data is not None)
+
+
+def empty(data: Any = None) -> Empty:
+    return Empty([] if data is None else data)
+
+
+def malformed(variant: str = "invalid_json") -> Malformed:
+    _check_choice("variant", variant, MALFORMED_VARIANTS)
+    return Malformed(variant)
+
+
+def timeout(after: float = 30.0, applied: bool = False) -> Timeout:
+    _check_number("after", after, minimum=0)
+    _check_bool("applied", applied)
+    return Timeout(float(after), applied)
+
+
+def transient(code: str | int = 503, retry_after: float | None = None) -> Transient:
+    key = str(code)
+    _check_choice("code", key, tuple(TRANSIENT_CODES))
+    if retry_after is not None:
+        _check_number("retry_after", retry_after, minimum=0)
+        retry_after = float(retry_after)
+    return Transient(TRANSIENT_CODES[key], retry_after)
+
+
+def fatal(code: str = "permission_denied", field: str | None = None) -> Fatal:
+    _check_choice("code", code, FATAL_CODES)
+    return Fatal(code, field)
+
+
+def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5.0) -> Pending:
+    if polls is not None:
+        _check_number("polls", polls, minimum=0, integer=True)
+    _check_number("interval", interval, minimum=0)
+    inner = Ok({"status": "done"}, True) if then is None else as_fault(then, "then")
+    return Pending(polls, inner, float(interval))
+
+
+def contradictory(values: list[Any] | tuple[Any, ...] | None = None) -> Contradictory:
+    if values is None:
+        return Contradictory()
+    if not isinstance(values, (list, tuple)) or len(values) < 2:
+        raise _FieldError("values", f"expected a list of at least 2 values, got {values!r}")
+    return Contradictory(tuple(values))
+
+
+def paginated(pages: int = 3, page_size: int = 5, cursor_arg: str = "cursor") -> Paginated:
+    _check_number("pages", pages, minimum=1, integer=True)
+    _check_number("page_size", page_size, minimum=1, integer=True)
+    return Paginated(int(pages), int(page_size), cursor_arg)
+
+
+def slow(latency: float = 10.0, then: Fault | Any = None) -> Slow:
+    _check_number("latency", latency, minimum=0)
+    return Slow(float(latency), Ok() if then is None else as_fault(then, "then"))
+
+
+def oversized(size: int = 1_000_000) -> Oversized:
+    _check_number("size", size, minimum=1, integer=True)
+    return Oversized(int(size))
+
+
+KINDS: dict[str, Callable[..., Fault]] = {
+    "ok": ok, "empty": empty, "malformed": malformed, "timeout": timeout,
+    "transient": transient, "fatal": fatal, "pending": pending,
+    "contradictory": contradictory, "paginated": paginated, "slow": slow,
+    "oversized": oversized,
+}
+
+KIND_HELP: dict[str, str] = {
+    "ok": "success with given data or seeded realistic data",
+    "empty": "success with an empty result",
+    "malformed": "invalid_json | schema_violation | truncated | wrong_type",
+    "timeout": "no answer after N seconds; applied: true = the side effect still happened",
+    "transient": "503, 429 with retry_after (enforced), connection reset",
+    "fatal": "permission_denied | not_found | invalid_argument | policy_blocked",
+    "pending": "'still processing' for N polls, then an inner outcome",
+    "contradictory": "answers that disagree with earlier answers",
+    "paginated": "pages behind a cursor (legit repetition)",
+    "slow": "answers after N seconds with an inner outcome",
+    "oversized": "a result of N bytes",
+}
+
+
+class _FieldError(ValueError):
+    """Raised by constructors; ``as_fault`` re-raises it with the tool's name."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise _FieldError(name, f"expected one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise _FieldError(name, f"expected true or false, got {value!r}")
+
+
+def _check_number(name: str, value: Any, minimum: float, integer: bool = False) -> None:
+    ok_type = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, ok_type) or value < minimum:
+        what = "an integer" if integer else "a number"
+        raise _FieldError(name, f"expected {what} >= {minimum:g}, got {value!r}")
+
+
+def as_fault(spec: Any, where: str = "outcome", tool: str = "?") -> Fault:
+    """Parse a fault from ``"timeout"``, ``{"timeout": {...}}`` or a ``Fault``."""
+    if isinstance(spec, Fault):
+        return spec
+    params: Any
+    try:
+        if isinstance(spec, str):
+            name, params = spec, {}
+        elif isinstance(spec, Mapping) and len(spec) == 1:
+            name, raw = next(iter(spec.items()))
+            params = {} if raw is None else raw
+            if not isinstance(params, Mapping):
+                params = _positional(str(name), raw)
+        else:
+            raise _FieldError(where, f"expected a fault kind or a one-key mapping, got {spec!r}")
+        if name not in KINDS:
+            raise _FieldError(where, f"unknown fault kind {name!r}{did_you_mean(str(name), KINDS)}")
+        return KINDS[name](**_check_params(str(name), dict(params)))
+    except _FieldError as exc:
+        field_path = exc.field if exc.field == where else f"{where}.{exc.field}"
+        raise DefinitionError(tool, field_path, exc.problem) from None
+
+
+def _positional(kind: str, raw: Any) -> dict[str, Any]:
+    """``{"malformed": "truncated"}`` and ``{"timeout": 30}`` style shorthand."""
+    first = {
+        "malformed": "variant", "timeout": "after", "transient": "code", "fatal": "code",
+        "slow": "latency", "oversized": "size", "paginated": "pages", "pending": "polls",
+        "ok": "data", "empty": "data", "contradictory": "values",
+    }
+    return {first[kind]: raw} if kind in first else {"?": raw}
+
+
+def _check_params(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    import inspect
+
+    allowed = list(inspect.signature(KINDS[kind]).parameters)
+    for key in params:
+        if key not in allowed:
+            raise _FieldError(key, f"unknown parameter for {kind!r}{did_you_mean(key, allowed)}"
+                              f" (known: {', '.join(allowed) or 'none'})")
+    return params
+
+
+def did_you_mean(word: str, known: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""

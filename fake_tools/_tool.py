@@ -1,0 +1,288 @@
+"""The fake tool: a deterministic tool double with a fault schedule.
+
+A ``FakeTool`` is an immutable definition: name, description, argument schema (JSON
+Schema, validated on every call the way a real API does), whether it has side effects,
+which argument carries an idempotency key, which arguments are volatile (ignored by
+fingerprints), how faults reach the caller (returned payload or raised exception), and
+its fault schedule. Per-run state (call counts, polling counters, rate-limit windows)
+lives in a ``ToolState`` so one definition serves any number of runs.
+
+``ToolSet`` binds tools to a clock, a seed and an effect ledger; it works on its own,
+without the harness or pytest.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import DefinitionError, exception_for
+from ._faults import CallInfo, as_fault
+from ._fingerprint import canonical, digest, normalise
+from ._ledger import EffectLedger
+from ._outcomes import Outcome, OutcomeClass
+from ._schedule import FaultSchedule, schedule
+
+Payload = Callable[[Mapping[str, Any], random.Random], Any]
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list, tuple), "null": (type(None),),
+}
+DELIVERIES = ("return", "raise")
+DEFAULT_VOLATILE = ("request_id", "requestId", "nonce", "trace_id", "traceparent")
+
+
+@dataclass(frozen=True, slots=True)
+class _Param:
+    name: str
+    types: tuple[type, ...]
+    type_name: str
+    enum: tuple[Any, ...] | None
+
+
+def _compile_schema(tool: str, schema: Mapping[str, Any]) -> tuple[tuple[_Param, ...], frozenset[str], bool,
+                                                                    dict[str, Any]]:
+    if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+        raise DefinitionError(tool, "parameters", f"expected a JSON Schema object, got {schema!r}")
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        raise DefinitionError(tool, "parameters.properties", f"expected a mapping, got {props!r}")
+    params, defaults = [], {}
+    for name, spec in props.items():
+        if not isinstance(spec, Mapping):
+            raise DefinitionError(tool, f"parameters.properties.{name}", f"expected a mapping, got {spec!r}")
+        tname = spec.get("type", "string")
+        names = tname if isinstance(tname, list) else [tname]
+        types: tuple[type, ...] = ()
+        for t in names:
+            if t not in _TYPES:
+                raise DefinitionError(tool, f"parameters.properties.{name}.type",
+                                      f"unknown JSON type {t!r} (known: {', '.join(_TYPES)})")
+            types += _TYPES[t]
+        enum = spec.get("enum")
+        params.append(_Param(str(name), types, "|".join(names), tuple(enum) if enum is not None else None))
+        if "default" in spec:
+            defaults[str(name)] = spec["default"]
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(r not in props for r in required):
+        raise DefinitionError(tool, "parameters.required",
+                              f"expected a list of declared properties ({', '.join(props)}), got {required!r}")
+    closed = schema.get("additionalProperties", True) is False
+    return tuple(params), frozenset(required), closed, defaults
+
+
+def _precondition(code: str, field_name: str, message: str) -> Outcome:
+    return Outcome("invalid_call", OutcomeClass.PRECONDITION, code, None, retryable=False,
+                   message=message, applied=False, field=field_name)
+
+
+@dataclass(frozen=True)
+class FakeTool:
+    """A deterministic tool double. Build one with ``fake_tool(...)`` for validation."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    side_effect: bool = False
+    idempotency_key: str | None = None
+    volatile: tuple[str, ...] = DEFAULT_VOLATILE
+    delivery: str = "return"
+    schedule: FaultSchedule = field(default_factory=FaultSchedule)
+    payload: Payload | None = None
+    _params: tuple[_Param, ...] = field(default=(), repr=False, compare=False)
+    _required: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    _closed: bool = field(default=False, repr=False, compare=False)
+    _defaults: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def spec(self) -> dict[str, Any]:
+        """The tool as a model API declares it (OpenAI function-tool shape)."""
+        return {"name": self.name, "description": self.description, "parameters": dict(self.parameters),
+                "x-side-effect": self.side_effect, "x-idempotency-key": self.idempotency_key}
+
+    def with_faults(self, faults: Any = None, default: Any = None, delivery: str | None = None) -> FakeTool:
+        """A copy with another fault schedule (and optionally another delivery)."""
+        return fake_tool(self.name, self.description, self.parameters, side_effect=self.side_effect,
+                         idempotency_key=self.idempotency_key, volatile=self.volatile,
+                         delivery=delivery or self.delivery, faults=faults, default=default, payload=self.payload)
+
+    # -- the per-call path: keep it cheap ------------------------------------------------
+
+    def validate(self, args: Mapping[str, Any]) -> Outcome | None:
+        """A PRECONDITION outcome naming the bad field, or None when the call is valid."""
+        for name in self._required:
+            if name not in args:
+                return _precondition("missing_argument", name, f"missing required argument {name!r}")
+        for p in self._params:
+            if p.name in args:
+                v = args[p.name]
+                if not isinstance(v, p.types) or (isinstance(v, bool) and bool not in p.types):
+                    return _precondition("wrong_type", p.name,
+                                         f"argument {p.name!r} must be {p.type_name}, got {type(v).__name__}")
+                if p.enum is not None and v not in p.enum:
+                    return _precondition("invalid_argument", p.name,
+                                         f"argument {p.name!r} must be one of {list(p.enum)}")
+        if self._closed:
+            known = {p.name for p in self._params}
+            for name in args:
+                if name not in known:
+                    return _precondition("unknown_argument", name, f"unknown argument {name!r}")
+        return None
+
+    def normalise(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        return normalise(args, self.volatile, self._defaults)
+
+    def operation_key(self, args: Mapping[str, Any], fp: str) -> str:
+        """The idempotency key when the call carries one, else the call's fingerprint."""
+        if self.idempotency_key is not None:
+            value = args.get(self.idempotency_key)
+            if value is not None:
+                return str(value)
+        return fp
+
+    def resolve(self, args: Mapping[str, Any], state: ToolState, now: float, key: str, seed: int) -> Outcome:
+        """The outcome of one execution (before it is delivered)."""
+        state.calls += 1
+        bad = self.validate(args)
+        if bad is not None:
+            return bad
+        scratch = state.scratch
+        blocked = scratch.get("blocked_until")
+        if blocked is not None and now < blocked:
+            return Outcome("transient", OutcomeClass.RETRYABLE, "rate_limited", None, retryable=True,
+                           retry_after=round(blocked - now, 6), applied=False,
+                           message="rate limited: retried before Retry-After elapsed")
+        call = CallInfo(self.name, args, state.calls, key, now, scratch, lambda: self._make_payload(args, key, state, seed))
+        return self.schedule.pick(call, seed).resolve(call)
+
+    def _make_payload(self, args: Mapping[str, Any], key: str, state: ToolState, seed: int) -> Any:
+        cache = state.payloads
+        if key not in cache:
+            if self.payload is None:
+                cache[key] = {"ok": True}
+            else:
+                cache[key] = self.payload(args, random.Random(f"{seed}:{self.name}:{key}"))
+        return cache[key]
+
+    def deliver(self, outcome: Outcome) -> Any:
+        """Hand the outcome to the caller as a real tool would: data, error payload or exception."""
+        if outcome.cls is OutcomeClass.SUCCESS or outcome.cls is OutcomeClass.PENDING:
+            return outcome.data
+        if self.delivery == "raise":
+            raise exception_for(self.name, outcome)
+        return outcome.error_payload()
+
+
+@dataclass(slots=True)
+class ToolState:
+    calls: int = 0
+    scratch: dict[Any, Any] = field(default_factory=dict)
+    payloads: dict[str, Any] = field(default_factory=dict)
+
+
+def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | None = None, *,
+              side_effect: bool = False, idempotency_key: str | None = None,
+              volatile: Iterable[str] | None = None, delivery: str = "return", faults: Any = None,
+              default: Any = None, payload: Payload | None = None) -> FakeTool:
+    """Define a fake tool; every field is checked, errors name the tool and the field."""
+    if not isinstance(name, str) or not name.strip():
+        raise DefinitionError(str(name), "name", "a tool needs a non-empty name")
+    schema = parameters if parameters is not None else {"type": "object", "properties": {}}
+    params, required, closed, defaults = _compile_schema(name, schema)
+    if idempotency_key is not None and idempotency_key not in {p.name for p in params}:
+        raise DefinitionError(name, "idempotency_key",
+                              f"{idempotency_key!r} is not one of its parameters ({', '.join(p.name for p in params)})")
+    if idempotency_key is not None and not side_effect:
+        raise DefinitionError(name, "idempotency_key", "only a tool with side_effect: true carries an idempotency key")
+    if delivery not in DELIVERIES:
+        raise DefinitionError(name, "delivery", f"expected one of {', '.join(DELIVERIES)}, got {delivery!r}")
+    vol = tuple(DEFAULT_VOLATILE if volatile is None else volatile)
+    if idempotency_key in vol:
+        vol = tuple(v for v in vol if v != idempotency_key)
+    return FakeTool(name, description, dict(schema), bool(side_effect), idempotency_key, vol, delivery,
+                    schedule(faults, default, name), payload, params, required, closed, defaults)
+
+
+class UnknownTool(KeyError):
+    """The caller asked for a tool that is not registered."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        self.name = name
+        from ._faults import did_you_mean
+
+        super().__init__(f"no fake tool named {name!r}{did_you_mean(name, known)}; "
+                         f"registered: {', '.join(sorted(known)) or 'none'}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ManualClock:
+    """The simplest virtual clock: seconds that move only when told to."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        if seconds > 0:
+            self.t += seconds
+
+
+class ToolSet:
+    """Fake tools bound to a clock, a seed and an effect ledger. Usable without the harness.
+
+    ``toolset.call("charge_payment", {...})`` executes one call: resolves its outcome
+    from the schedule, advances the clock by its latency, records the effect and
+    delivers the result (data, error payload, or exception).
+    """
+
+    def __init__(self, tools: Iterable[FakeTool], *, seed: int = 0, clock: Any = None,
+                 ledger: EffectLedger | None = None) -> None:
+        self.tools: dict[str, FakeTool] = {}
+        for t in tools:
+            if not isinstance(t, FakeTool):
+                raise TypeError(f"expected a FakeTool, got {t!r}")
+            if t.name in self.tools:
+                raise DefinitionError(t.name, "name", "two tools share this name")
+            self.tools[t.name] = t
+        self.seed = seed
+        self.clock = clock if clock is not None else ManualClock()
+        self.ledger = ledger if ledger is not None else EffectLedger()
+        self.states: dict[str, ToolState] = {n: ToolState() for n in self.tools}
+        self.seq = 0
+
+    def execute(self, name: str, args: Mapping[str, Any],
+                seq: int | None = None) -> tuple[FakeTool, Outcome, dict[str, Any], str, int]:
+        """Resolve and record one execution: (tool, outcome, normalised args, fingerprint, ledger count)."""
+        tool = self.tools.get(name)
+        if tool is None:
+            raise UnknownTool(name, self.tools)
+        norm = tool.normalise(args)
+        text = canonical(norm)
+        fp = digest(name + "\x00" + text)
+        clock = self.clock
+        outcome = tool.resolve(args, self.states[name], clock.now(), text, self.seed)
+        if outcome.latency:
+            clock.advance(outcome.latency)
+        count = 0
+        if seq is None:
+            self.seq += 1
+            seq = self.seq
+        if tool.side_effect:
+            count = self.ledger.record(name, tool.operation_key(args, fp), outcome.applied, outcome.status, seq)
+        return tool, outcome, norm, fp, count
+
+    def call(self, name: str, args: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        tool, outcome, _, _, _ = self.execute(name, {**(args or {}), **kwargs})
+        return tool.deliver(outcome)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [t.spec() for t in self.tools.values()]
+
+
+__all__ = ["FakeTool", "ManualClock", "ToolSet", "ToolState", "UnknownTool", "as_fault", "fake_tool"]

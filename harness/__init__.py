@@ -1,0 +1,43 @@
+"""toolchaos: chaos tests for the tool loops of AI agents.
+
+The library works without pytest::
+
+    from fake_tools import catalogue, faults
+    from harness import run, policies, invariants
+
+    result = run("builtin:guarded", task="Get the invoice total",
+                 tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
+                 policy=policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}))
+    result.check(invariants.bounded(executions=3), invariants.terminal_state("STOPPED_LOOP_GUARD"))
+"""
+
+from . import invariants, policies
+from ._agents import GuardConfig, GuardedAgent, resolve_agent
+from ._engine import (
+    HARNESS_STATES,
+    REPORT_FIELDS,
+    TERMINAL_STATES,
+    AgentResult,
+    Budgets,
+    Ceiling,
+    HardCeiling,
+    ModelClient,
+    RunClosed,
+    RunResult,
+    Toolbox,
+    run,
+)
+from ._invariants import InvariantViolation
+from ._model import Decision, ModelTurn, ToolCall, Usage, tool_message
+from ._session import Chaos
+from ._trace import Trace
+from ._watchdog import WatchdogExpired
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "HARNESS_STATES", "REPORT_FIELDS", "TERMINAL_STATES", "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision",
+    "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "ModelClient", "ModelTurn", "RunClosed",
+    "RunResult", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "invariants",
+    "policies", "resolve_agent", "run", "tool_message",
+]

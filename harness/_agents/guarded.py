@@ -1,0 +1,369 @@
+"""The guarded agent: a reference runtime that does what DOMAIN.md asks of one.
+
+It is the baseline every built-in scenario must pass, and an example to read. Each
+guard can be switched off (``GuardConfig``) so the certification suite can prove that
+it catches the absence of each one (ablations).
+
+What it does, in the order a call meets it:
+
+1. **Budgets** (steps, executions, virtual seconds, tokens): checked before each turn
+   and each execution; the run stops with STOPPED_LOOP_GUARD naming the budget.
+2. **Fingerprint** (``loop_key``): tool name + arguments with key order, whitespace,
+   case, volatile ids and filler words removed, so jitter and paraphrase collide.
+3. **Admission** before execution: a call already refused or answered FATAL /
+   PRECONDITION is not resent unchanged; a call that succeeded twice is an exact
+   repeat; a call whose retries are spent is refused; A-B-A-B and A-B-C-A-B-C cycles
+   are refused; a side effect whose operation key was applied is refused, and one
+   whose outcome is unknown (a lost response) stops the run for a human.
+4. **Execution by class**: RETRYABLE retries with jittered exponential backoff on the
+   virtual clock, never sooner than Retry-After; PRECONDITION hands the field back;
+   FATAL stops (NEEDS_HUMAN, or FAILED for not_found); PENDING polls under a deadline;
+   SUCCESS must bring a new fact, or the no-progress counter moves.
+5. **Stop**: a terminal state and a stop report (guard, reason, completed operations,
+   unmet precondition, last checkpoint, resume condition). After a stop the planner
+   ends: the model is not asked again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from fake_tools import ToolError
+from fake_tools._fingerprint import canonical, digest
+
+from .._engine import AgentResult
+from .._model import tool_message
+
+_FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
+                    "known overview me to".split())
+_RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}
+_PRECONDITION_CODES = {"invalid_argument", "missing_argument", "wrong_type", "unknown_argument", "unknown_tool"}
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    """Switches (for ablations) and limits of the guarded runtime."""
+
+    normalise_args: bool = True
+    detect_cycles: bool = True
+    check_progress: bool = True
+    idempotency: bool = True
+    honour_retry_after: bool = True
+    classify_errors: bool = True
+    budgets: bool = True
+    stop_report: bool = True
+    eager: bool = False  # the over-eager guard: stops on any second identical call
+    max_attempts: int = 3
+    max_repeats: int = 2
+    max_refusals: int = 2
+    no_progress_limit: int = 3
+    max_steps: int = 25
+    max_executions: int = 30
+    max_seconds: float = 3600.0
+    max_tokens: int = 500_000
+    poll_deadline: float = 900.0
+    base_backoff: float = 1.0
+    max_backoff: float = 60.0
+
+
+class _Stop(Exception):
+    def __init__(self, state: str, guard: str, reason: str, unmet: str | None = None) -> None:
+        super().__init__(reason)
+        self.state, self.guard, self.reason, self.unmet = state, guard, reason, unmet
+
+
+@dataclass
+class _CallState:
+    executions: int = 0
+    failures: int = 0
+    last_class: str | None = None
+    blocked: tuple[str, str] | None = None  # (guard, reason) for refusing an unchanged resend
+    first_pending: float | None = None
+
+
+@dataclass
+class _Guard:
+    cfg: GuardConfig
+    tools: Any
+    ops: dict[str, str]
+    calls: dict[str, _CallState] = field(default_factory=dict)
+    history: list[str] = field(default_factory=list)
+    facts: set[str] = field(default_factory=set)
+    stale: int = 0
+    executions: int = 0
+    tokens: int = 0
+    refusals: int = 0
+    completed: list[str] = field(default_factory=list)
+    rng: random.Random = field(default_factory=random.Random)
+
+    # -- fingerprints -------------------------------------------------------------------
+
+    def loop_key(self, name: str, args: Mapping[str, Any]) -> str:
+        if not self.cfg.normalise_args:
+            return name + json.dumps(args, default=str)  # exact text: key order and ids matter
+        spec = self.tools.spec(name)
+        vol = set(spec.volatile)
+        norm = {k: _loose(v) for k, v in {**spec._defaults, **args}.items() if k not in vol}
+        return name + canonical(norm)
+
+    def op_key(self, name: str, args: Mapping[str, Any], key: str) -> str | None:
+        spec = self.tools.spec(name)
+        if not spec.side_effect:
+            return None
+        given = args.get(spec.idempotency_key) if spec.idempotency_key else None
+        return f"{name}:{given}" if given is not None else f"{name}:op_{digest(key)}"
+
+    # -- budgets ---------------------------------------------------------------------------
+
+    def limit(self, name: str) -> Any:
+        return self.tools.budgets.get(name, getattr(self.cfg, name))
+
+    def check_budgets(self, step: int | None = None) -> None:
+        if not self.cfg.budgets:
+            return
+        if step is not None and step >= self.limit("max_steps"):
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.steps", f"step budget of {self.limit('max_steps')} spent")
+        if self.executions >= self.limit("max_executions"):
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.executions",
+                        f"execution budget of {self.limit('max_executions')} spent")
+        if self.tools.now() >= self.limit("max_seconds"):
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.seconds", f"deadline of {self.limit('max_seconds'):g}s passed")
+        if self.tokens >= self.limit("max_tokens"):
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens", f"token budget of {self.limit('max_tokens')} spent")
+
+    # -- admission: refuse before execution -------------------------------------------
+
+    def admit(self, name: str, args: Mapping[str, Any], key: str) -> tuple[str, str] | None:
+        """None to execute, or (guard, reason) to refuse. May raise _Stop."""
+        st = self.calls.get(key)
+        cfg = self.cfg
+        if st is not None:
+            if cfg.eager:
+                raise _Stop("STOPPED_LOOP_GUARD", "exact_repeat", f"{name} asked again with the same arguments")
+            if st.blocked:
+                return st.blocked
+            if st.last_class == "PENDING":
+                if self.tools.now() - (st.first_pending or 0.0) > cfg.poll_deadline:
+                    raise _Stop("STOPPED_LOOP_GUARD", "pending_deadline",
+                                f"{name} still pending after the {cfg.poll_deadline:g}s polling deadline")
+                return None
+            if st.last_class == "RETRYABLE" and st.failures >= cfg.max_attempts:
+                return "retry_budget", f"{name} failed {st.failures} times; its retry budget is spent"
+            if st.executions >= cfg.max_repeats:
+                return "exact_repeat", f"{name} already ran {st.executions} times with these arguments"
+        if cfg.detect_cycles and _closes_cycle(self.history, key) and (st is None or st.last_class != "PENDING"):
+            return "cycle", f"{name} would repeat a cycle of calls with no new result"
+        op = self.op_key(name, args, key)
+        if op is not None and cfg.idempotency:
+            state = self.ops.get(op)
+            if state == "applied":
+                return "idempotency", f"operation {op} was already applied; not repeating a side effect"
+            if state == "unknown":
+                raise _Stop("NEEDS_HUMAN", "idempotency", f"outcome of {op} is unknown (response lost)",
+                            unmet=f"confirm whether {op} was applied before retrying")
+        return None
+
+    # -- execution by result class ------------------------------------------------------
+
+    def execute(self, call: Any, args: dict[str, Any], key: str) -> Any:
+        cfg, tools = self.cfg, self.tools
+        st = self.calls.setdefault(key, _CallState())
+        op = self.op_key(call.name, args, key)
+        spec = tools.spec(call.name)
+        if op is not None and cfg.idempotency and spec.idempotency_key and args.get(spec.idempotency_key) is None:
+            args = {**args, spec.idempotency_key: op.split(":", 1)[1]}  # a stable key travels with the write
+        while True:
+            self.check_budgets()
+            try:
+                result: Any = tools.call(call.name, args, call_id=call.id)
+            except ToolError as exc:
+                result = exc
+            except (TimeoutError, ConnectionError) as exc:
+                result = exc
+            self.executions += 1
+            self.history.append(key)
+            cls, code, retry_after = self.classify(result)
+            st.executions += 1
+            st.last_class = cls
+            content = _content(result)
+            if cls == "SUCCESS":
+                st.failures = 0
+                self.record_success(call.name, op, result)
+                return content
+            if cls == "PENDING":
+                if st.first_pending is None:
+                    st.first_pending = tools.now()
+                time.sleep(retry_after or 5.0)  # the polling interval, on the virtual clock
+                return content
+            if cls == "PRECONDITION":
+                st.blocked = ("unchanged_resend",
+                              f"{call.name} was rejected ({code}); resend it only with corrected arguments")
+                return content
+            if cls == "FATAL":
+                state = "FAILED" if code == "not_found" else "NEEDS_HUMAN"
+                raise _Stop(state, "fatal_error", f"{call.name} answered {code}; not retrying around it",
+                            unmet=f"{call.name}: {code}")
+            # RETRYABLE
+            st.failures += 1
+            if op is not None and cfg.idempotency and code == "timeout":
+                self.ops[op] = "unknown"
+                raise _Stop("NEEDS_HUMAN", "idempotency", f"{call.name} timed out; whether {op} applied is unknown",
+                            unmet=f"confirm whether {op} was applied before retrying")
+            if st.failures >= cfg.max_attempts:
+                return {"error": {"code": code, "retryable": False,
+                                  "message": f"{call.name} failed {st.failures} times ({code}); giving up on it"}}
+            time.sleep(self.backoff(st.failures, retry_after))
+
+    def classify(self, result: Any) -> tuple[str, str, float | None]:
+        cls, code, retry_after = _classify(result)
+        if not self.cfg.classify_errors and cls in ("PRECONDITION", "FATAL"):
+            cls = "RETRYABLE"  # the ablation: one retry branch for every error
+        return cls, code, retry_after
+
+    def backoff(self, attempt: int, retry_after: float | None) -> float:
+        cfg = self.cfg
+        delay: float = min(cfg.max_backoff, cfg.base_backoff * 2.0 ** (attempt - 1)) * (0.5 + self.rng.random() / 2)
+        if cfg.honour_retry_after and retry_after:
+            delay = max(delay, retry_after)
+        return delay
+
+    def record_success(self, name: str, op: str | None, result: Any) -> None:
+        if op is not None:
+            self.ops[op] = "applied"
+            self.completed.append(op)
+        fact = digest(canonical(result) if not isinstance(result, str) else result)
+        if fact in self.facts:
+            self.stale += 1
+            if self.cfg.check_progress and self.stale >= self.cfg.no_progress_limit:
+                raise _Stop("STOPPED_LOOP_GUARD", "no_progress",
+                            f"{self.stale} results in a row brought nothing new")
+        else:
+            self.facts.add(fact)
+            self.stale = 0
+
+
+def _loose(value: Any) -> Any:
+    if isinstance(value, str):
+        words = value.casefold().split()
+        kept = [w for w in words if w not in _FILLER]
+        return " ".join(sorted(set(kept)) if len(words) > 1 else kept or words)
+    if isinstance(value, Mapping):
+        return {str(k): _loose(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_loose(v) for v in value]
+    return value
+
+
+def _closes_cycle(history: list[str], key: str) -> bool:
+    seq = [*history, key]
+    for period in (2, 3):
+        if len(seq) >= 2 * period:
+            tail = seq[-2 * period:]
+            if tail[:period] == tail[period:] and len(set(tail[:period])) > 1:
+                return True
+    return False
+
+
+def _classify(result: Any) -> tuple[str, str, float | None]:
+    if isinstance(result, ToolError):
+        return result.cls.value, result.code, result.retry_after
+    if isinstance(result, (TimeoutError, ConnectionError)):
+        return "RETRYABLE", "timeout" if isinstance(result, TimeoutError) else "connection_reset", None
+    if isinstance(result, Mapping):
+        err = result.get("error")
+        if isinstance(err, Mapping):
+            code = str(err.get("code", "error"))
+            cls = err.get("class")
+            if cls not in ("RETRYABLE", "PRECONDITION", "FATAL", "PENDING"):
+                cls = ("RETRYABLE" if code in _RETRYABLE_CODES else
+                       "PRECONDITION" if code in _PRECONDITION_CODES else "FATAL")
+            ra = err.get("retry_after")
+            return str(cls), code, float(ra) if isinstance(ra, (int, float)) else None
+        status = result.get("status")
+        if isinstance(status, str) and status.lower() in ("processing", "pending", "running", "queued"):
+            return "PENDING", "processing", None
+    return "SUCCESS", "ok", None
+
+
+def _content(result: Any) -> Any:
+    if isinstance(result, ToolError):
+        return result.outcome.error_payload()
+    if isinstance(result, BaseException):
+        return {"error": {"code": "timeout" if isinstance(result, TimeoutError) else "connection_reset",
+                          "retryable": True, "message": str(result)}}
+    return result
+
+
+class GuardedAgent:
+    """``builtin:guarded``: call it as ``agent(task, model, tools)``."""
+
+    def __init__(self, config: GuardConfig | None = None, **overrides: Any) -> None:
+        self.config = replace(config or GuardConfig(), **overrides)
+
+    def __call__(self, task: str, model: Any, tools: Any) -> AgentResult:
+        ops = tools.store.setdefault("guarded.ops", {})
+        guard = _Guard(self.config, tools, ops, rng=random.Random(f"{tools.seed}:guarded"))
+        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+        refused_last: tuple[str, str] | None = None
+        step = 0
+        try:
+            while True:
+                guard.check_budgets(step)
+                turn = model.complete(messages, tools.specs)
+                step += 1
+                guard.tokens += turn.usage.total
+                messages.append(turn.as_message())
+                if turn.final:
+                    if refused_last is not None:  # the model gave up because a guard refused: not a completion
+                        raise _Stop("STOPPED_LOOP_GUARD", refused_last[0], refused_last[1])
+                    return self._end(guard, "COMPLETED", None, "the model answered", None, turn.text, step)
+                refused_last = None
+                for call in turn.tool_calls:
+                    content = self._one(guard, call)
+                    if isinstance(content, Mapping) and content.get("refused"):
+                        refused_last = (str(content["guard"]), str(content["reason"]))
+                    messages.append(tool_message(call, content))
+                tools.store["guarded.checkpoint"] = {"step": step, "completed": list(guard.completed)}
+        except _Stop as stop:
+            return self._end(guard, stop.state, stop.guard, stop.reason, stop.unmet, None, step)
+
+    def _one(self, guard: _Guard, call: Any) -> Any:
+        tools = guard.tools
+        args = dict(call.arguments)
+        if call.name not in tools.names:
+            return {"error": {"code": "unknown_tool", "class": "PRECONDITION", "retryable": False,
+                              "message": f"there is no tool {call.name!r}; tools: {', '.join(tools.names)}"}}
+        key = guard.loop_key(call.name, args)
+        verdict = guard.admit(call.name, args, key)
+        if verdict is None:
+            return guard.execute(call, args, key)
+        guard.refusals += 1
+        reason = verdict[1]
+        tools.refuse(call.name, args, guard=verdict[0], reason=reason, call_id=call.id)
+        st = guard.calls.setdefault(key, _CallState())
+        st.blocked = st.blocked or verdict
+        if guard.refusals > self.config.max_refusals:
+            raise _Stop("STOPPED_LOOP_GUARD", verdict[0], f"{reason}; the model kept asking after "
+                                                          f"{guard.refusals} refusals")
+        return {"refused": True, "guard": verdict[0], "reason": reason}
+
+    def _end(self, guard: _Guard, state: str, name: str | None, reason: str, unmet: str | None,
+             answer: str | None, step: int) -> AgentResult:
+        if not self.config.stop_report:
+            return AgentResult(state, answer, None)
+        checkpoint = guard.tools.store.get("guarded.checkpoint")
+        report = {
+            "state": state, "guard": name, "reason": reason, "completed": list(guard.completed),
+            "unmet_precondition": unmet, "last_checkpoint": checkpoint,
+            "resume_condition": None if state == "COMPLETED" else (
+                f"resolve: {unmet}" if unmet else "change the task or the tool's state, then resume from the checkpoint"),
+        }
+        return AgentResult(state, answer, report)
+
+
+guarded = GuardedAgent()

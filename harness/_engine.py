@@ -1,0 +1,424 @@
+"""The run engine: one agent, its fake tools and a policy, under the virtual clock.
+
+``run()`` hands the agent three things: the task, a ``ModelClient`` answered by the
+policy, and a ``Toolbox`` of fake tools. The agent is the system under test: it decides
+what to execute, what to refuse and when to stop. The engine only watches: every model
+turn and every tool call becomes a trace event, every side effect a ledger entry.
+
+The harness always terminates: a ceiling on tool calls and model turns raises
+``HardCeiling`` inside the agent, and a real-time watchdog stops an agent that spins
+without calling anything. Both are ``BaseException``s so ``except Exception`` in an
+agent cannot swallow them; the run then ends as a failure with its trace kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import random
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_tools import EffectLedger, FakeTool, ToolSet
+from fake_tools._fingerprint import canonical as _canonical
+from fake_tools._fingerprint import digest, normalise
+
+from . import _clock, _watchdog
+from ._model import Decision, ModelTurn, ModelView, ToolCall, Usage, estimate_tokens, read_feedback
+from ._policies import Policy, as_policy
+from ._trace import Trace
+from ._watchdog import HarnessStop, WatchdogExpired
+
+TERMINAL_STATES = ("COMPLETED", "STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED", "PARTIAL")
+HARNESS_STATES = ("CRASHED", "HARD_CEILING", "WATCHDOG")
+REPORT_FIELDS = ("state", "guard", "reason", "completed", "unmet_precondition", "last_checkpoint",
+                 "resume_condition")
+
+
+class HardCeiling(HarnessStop):
+    """The agent exceeded the harness's ceiling on tool calls or model turns."""
+
+
+class RunClosed(RuntimeError):
+    """A tool or the model was called after the run had ended (a leftover thread)."""
+
+
+class PolicyCrashed(HarnessStop):
+    """The policy itself raised: a bug in the test, not in the agent."""
+
+    def __init__(self, original: BaseException) -> None:
+        self.original = original
+        super().__init__(f"the policy raised {type(original).__name__}: {original}")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Limits the agent's runtime should enforce (handed to it as ``tools.budgets``)."""
+
+    max_steps: int | None = None  # model turns
+    max_executions: int | None = None  # tool executions
+    max_seconds: float | None = None  # virtual wall-clock seconds
+    max_tokens: int | None = None  # input + output tokens over the run
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The harness's own fuse, far above any sane budget: it ends runs, it does not judge them."""
+
+    max_tool_calls: int = 1000
+    max_model_turns: int = 200
+    real_seconds: float = 5.0
+
+
+@dataclass
+class AgentResult:
+    """What an agent may return: its terminal state, final answer and stop report."""
+
+    state: str
+    answer: str | None = None
+    report: dict[str, Any] | None = None
+
+
+class _Run:
+    """Shared state of one run (the toolbox and the model client both write to it)."""
+
+    def __init__(self, run_id: str, task: str, seed: int, toolset: ToolSet, policy: Policy,
+                 ceiling: Ceiling, budgets: Budgets, store: dict[str, Any]) -> None:
+        self.run_id = run_id
+        self.task = task
+        self.seed = seed
+        self.toolset = toolset
+        self.tools = toolset.tools
+        self.clock = toolset.clock
+        self.policy = policy
+        self.ceiling = ceiling
+        self.budgets = budgets
+        self.store = store
+        self.events: list[dict[str, Any]] = []
+        self.seq = itertools.count(1)
+        self.step = 0
+        self.tool_calls = 0
+        self.pending: list[list[Any]] = []  # [call_id, tool, fingerprint] asked for, not yet handled
+        self.usage: list[Usage] = []
+        self.memory: dict[str, Any] = {}
+        self.rng = random.Random(f"{seed}:policy")
+        self.closed = False
+        self.last_final: str | None = None
+
+    def fp(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+        tool = self.tools.get(name)
+        norm = tool.normalise(args) if tool is not None else normalise(args)
+        return norm, digest(name + "\x00" + _canonical(norm))
+
+    def take_request(self, name: str, fp: str, call_id: str | None) -> str | None:
+        """Match an execution or refusal to the model's request it answers."""
+        pending = self.pending
+        for i, (cid, _, tfp) in enumerate(pending):
+            if cid == call_id or (call_id is None and tfp == fp):
+                del pending[i]
+                return str(cid)
+        if call_id is None:
+            for i, (cid, tname, _) in enumerate(pending):
+                if tname == name:
+                    del pending[i]
+                    return str(cid)
+        return call_id
+
+    def flush_pending(self) -> None:
+        """Calls the model asked for that were neither executed nor refused."""
+        for cid, name, fp in self.pending:
+            self.events.append({"run": self.run_id, "seq": next(self.seq), "step": self.step, "kind": "skipped",
+                                "t": round(self.clock.t, 6), "tool": name, "fp": fp, "call_id": cid,
+                                "executed": False})
+        self.pending = []
+
+
+class Toolbox:
+    """The fake tools as the agent sees them.
+
+    ``tools.call(name, args, call_id=...)`` executes one call (or ``tools[name](**args)``);
+    ``tools.refuse(...)`` records a refusal the runtime decided before execution;
+    ``tools.specs`` declares the tools to a model; ``tools.budgets`` are the limits the
+    runtime should enforce; ``tools.store`` persists across a simulated restart.
+    """
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self.budgets = run.budgets
+        self.store = run.store
+        self.seed = run.seed
+        self.names = list(run.tools)
+
+    @property
+    def specs(self) -> list[dict[str, Any]]:
+        return [t.spec() for t in self._run.tools.values()]
+
+    def spec(self, name: str) -> FakeTool:
+        return self._run.tools[name]
+
+    def now(self) -> float:
+        """Virtual seconds since the run began."""
+        return self._run.clock.t
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        if name not in self._run.tools:
+            from fake_tools import UnknownTool
+
+            raise UnknownTool(name, self._run.tools)
+        return lambda *a, **kw: self.call(name, *a, **kw)
+
+    def call(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
+             **kwargs: Any) -> Any:
+        run = self._run
+        if run.closed:
+            return self._late(name, args or kwargs)
+        run.tool_calls += 1
+        if run.tool_calls > run.ceiling.max_tool_calls:
+            raise HardCeiling(f"more than {run.ceiling.max_tool_calls} tool calls (the harness ceiling)")
+        if kwargs:
+            args = {**(args or {}), **kwargs}
+        elif args is None:
+            args = {}
+        seq = next(run.seq)
+        started = run.clock.t
+        tool, outcome, norm, fp, count = run.toolset.execute(name, args, seq)
+        run.events.append({
+            "run": run.run_id, "seq": seq, "step": run.step, "kind": "tool", "t": round(started, 6),
+            "latency": outcome.latency,
+            "tool": name, "call_no": run.toolset.states[name].calls, "args": norm, "fp": fp,
+            "call_id": run.take_request(name, fp, call_id), "outcome": outcome.kind, "class": outcome.cls.value,
+            "code": outcome.code, "retry_after": outcome.retry_after, "executed": True,
+            "effects": count if tool.side_effect else None,
+        })
+        return tool.deliver(outcome)
+
+    def refuse(self, name: str, args: Mapping[str, Any] | None = None, *, guard: str, reason: str,
+               call_id: str | None = None) -> dict[str, Any]:
+        """Record that the runtime refused this call before executing it.
+
+        Returns the content to hand back to the model in place of a result.
+        """
+        run = self._run
+        norm, fp = run.fp(name, args or {})
+        run.events.append({
+            "run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "refusal",
+            "t": round(run.clock.t, 6), "tool": name, "args": norm, "fp": fp,
+            "call_id": run.take_request(name, fp, call_id), "guard": guard, "reason": reason, "executed": False,
+        })
+        return {"refused": True, "guard": guard, "reason": reason}
+
+    def _late(self, name: str, args: Mapping[str, Any]) -> Any:
+        run = self._run
+        norm, fp = run.fp(name, args)
+        run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "late",
+                           "t": round(run.clock.t, 6), "tool": name, "args": norm, "fp": fp, "executed": False})
+        raise RunClosed(f"{name} was called after the run had ended; the call was not executed")
+
+
+class ModelClient:
+    """The model as the in-process agent sees it, answered by the policy."""
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
+        run = self._run
+        if run.closed:
+            raise RunClosed("the model was called after the run had ended")
+        if run.step >= run.ceiling.max_model_turns:
+            raise HardCeiling(f"more than {run.ceiling.max_model_turns} model turns (the harness ceiling)")
+        run.flush_pending()
+        run.step += 1
+        msgs = [dict(m) for m in messages]
+        view = ModelView(run.task, run.step, msgs, read_feedback(msgs), list(run.tools), run.rng, run.memory)
+        try:
+            decision = run.policy.decide(view)
+        except HarnessStop:
+            raise
+        except BaseException as exc:
+            raise PolicyCrashed(exc) from exc
+        return self._turn(run, msgs, decision)
+
+    async def acomplete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
+        return self.complete(messages, tools)
+
+    def _turn(self, run: _Run, msgs: list[dict[str, Any]], decision: Decision) -> ModelTurn:
+        calls = tuple(ToolCall(f"call_{run.step}_{i}", name, args) for i, (name, args) in enumerate(decision.calls))
+        text = decision.text if not calls else None
+        out_tokens = 4 + estimate_tokens([text] if not calls else [[c.name, c.arguments] for c in calls])
+        usage = Usage(estimate_tokens(msgs), out_tokens)
+        run.usage.append(usage)
+        asked = []
+        for c in calls:
+            _, fp = run.fp(c.name, c.arguments)
+            run.pending.append([c.id, c.name, fp])
+            asked.append({"id": c.id, "tool": c.name, "args": c.arguments, "fp": fp})
+        run.last_final = text
+        run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "model",
+                           "t": round(run.clock.t, 6), "calls": asked, "final": text,
+                           "tokens_in": usage.input_tokens, "tokens_out": usage.output_tokens})
+        return ModelTurn(run.step, text, calls, usage)
+
+
+@dataclass
+class RunResult:
+    """Everything a finished run left: state, answer, stop report, trace, ledger, usage."""
+
+    run_id: str
+    seed: int
+    task: str
+    terminal_state: str
+    answer: str | None
+    stop_report: dict[str, Any] | None
+    trace: Trace
+    ledger: EffectLedger
+    usage: list[Usage]
+    harness_stop: str | None = None  # crash | ceiling | watchdog, when the harness ended the run
+    error: str | None = None
+    virtual_seconds: float = 0.0
+    tools: dict[str, FakeTool] = field(default_factory=dict)
+
+    @property
+    def failed_to_run(self) -> bool:
+        return self.harness_stop is not None
+
+    @property
+    def executions(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.trace.events:
+            if e["kind"] == "tool":
+                out[e["tool"]] = out.get(e["tool"], 0) + 1
+        return out
+
+    @property
+    def total_executions(self) -> int:
+        return sum(self.executions.values())
+
+    @property
+    def turns(self) -> int:
+        return len(self.usage)
+
+    @property
+    def tokens(self) -> int:
+        return sum(u.total for u in self.usage)
+
+    @property
+    def guard(self) -> str | None:
+        return (self.stop_report or {}).get("guard")
+
+    def violations(self, *invariants: Any) -> list[Any]:
+        from ._invariants import check_all
+
+        return check_all(self, invariants)
+
+    def check(self, *invariants: Any) -> RunResult:
+        """Raise ``InvariantViolation`` for the first broken invariant (listing the others)."""
+        __tracebackhide__ = True
+        from ._invariants import raise_for
+
+        raise_for(self, self.violations(*invariants))
+        return self
+
+    def summary(self) -> str:
+        ex = ", ".join(f"{k}={v}" for k, v in sorted(self.executions.items())) or "none"
+        return (f"run {self.run_id}: {self.terminal_state}"
+                f"{f' (guard: {self.guard})' if self.guard else ''}; executions: {ex}; "
+                f"model turns: {self.turns}; effects: {self.ledger.applied()}; "
+                f"virtual time: {self.virtual_seconds:g}s")
+
+
+def _as_agent_result(out: Any, run: _Run) -> AgentResult:
+    if isinstance(out, AgentResult):
+        return out
+    if isinstance(out, Mapping):
+        state = out.get("state") or out.get("terminal_state")
+        report = out.get("report") or out.get("stop_report")
+        if state:
+            return AgentResult(str(state), out.get("answer"), dict(report) if report else None)
+        out = out.get("answer")
+    answer = None if out is None else str(out)
+    if run.last_final is not None and not run.pending:
+        return AgentResult("COMPLETED", answer if answer is not None else run.last_final)
+    return AgentResult("FAILED", answer, None)
+
+
+def _run_agent(agent: Callable[..., Any], task: str, model: ModelClient, toolbox: Toolbox) -> Any:
+    out = agent(task, model, toolbox)
+    if inspect.isawaitable(out):
+        async def _await() -> Any:
+            return await out
+
+        out = asyncio.run(_await())
+    return out
+
+
+def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
+        budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
+        store: dict[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None) -> RunResult:
+    """Run ``agent(task, model, tools)`` once and return what happened.
+
+    ``agent`` is a callable or a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``).
+    ``artifacts``: a directory; the trace is written there as ``<name>.trace.jsonl``.
+    """
+    from ._agents import resolve_agent
+
+    agent_fn = resolve_agent(agent)
+    _clock.install()
+    clock = _clock.VirtualClock()
+    ceiling = ceiling or Ceiling()
+    if not isinstance(budgets, Budgets):
+        budgets = Budgets(**dict(budgets or {}))
+    run_id = f"{name}#{seed}"
+    toolset = ToolSet(tools, seed=seed, clock=clock)
+    r = _Run(run_id, task, seed, toolset, as_policy(policy), ceiling, budgets, {} if store is None else store)
+    toolbox, model = Toolbox(r), ModelClient(r)
+    harness_stop = error = None
+    interrupted: BaseException | None = None
+    previous = _clock.activate(clock)
+    token = _watchdog.arm(ceiling.real_seconds)
+    try:
+        result = _as_agent_result(_run_agent(agent_fn, task, model, toolbox), r)
+    except HardCeiling as exc:
+        harness_stop, error, result = "ceiling", str(exc), AgentResult("HARD_CEILING")
+    except WatchdogExpired:
+        harness_stop, error = "watchdog", f"the agent ran past the real-time limit of {ceiling.real_seconds:g}s"
+        result = AgentResult("WATCHDOG")
+    except PolicyCrashed as exc:
+        harness_stop, error, result = "policy", "".join(traceback.format_exception(exc.original)), AgentResult("CRASHED")
+        interrupted = exc.original
+    except KeyboardInterrupt as exc:
+        harness_stop, error, result = "interrupted", "interrupted (Ctrl-C)", AgentResult("CRASHED")
+        interrupted = exc
+    except BaseException as exc:  # the agent crashed, SystemExit included: a failed run, not a dead session
+        harness_stop, error, result = "crash", "".join(traceback.format_exception(exc)), AgentResult("CRASHED")
+    finally:
+        _watchdog.disarm(token)
+        _clock.activate(previous)
+        r.closed = True
+    r.flush_pending()
+    report = result.report
+    r.events.append({"run": r.run_id, "seq": next(r.seq), "step": r.step, "kind": "end", "t": round(clock.t, 6),
+                     "state": result.state, "guard": (report or {}).get("guard"),
+                     "reason": (report or {}).get("reason"), "harness_stop": harness_stop,
+                     "error": error.strip().splitlines()[-1] if error else None})
+    res = RunResult(run_id, seed, task, result.state, result.answer, report, Trace(r.events), toolset.ledger,
+                    r.usage, harness_stop, error, clock.t, dict(toolset.tools))
+    if artifacts is not None:
+        res.trace.write(Path(artifacts) / f"{safe_name(name)}.trace.jsonl")
+    if interrupted is not None:
+        raise interrupted
+    return res
+
+
+def safe_name(name: str) -> str:
+    """A file name from a test or scenario id."""
+    out = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in name).strip("._")
+    return out[:180] or "run"

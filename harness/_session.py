@@ -1,0 +1,60 @@
+"""``Chaos``: the run defaults of a test session (agent, seed, artifacts) in one object.
+
+The pytest ``chaos`` fixture returns one, configured from the command line and the
+test's ``@pytest.mark.chaos(...)`` arguments, which are this class's own keyword
+arguments (one validation path). It works the same without pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from fake_tools import FakeTool, catalogue, faults
+
+from . import invariants, policies
+from ._agents import resolve_agent
+from ._engine import Budgets, Ceiling, RunResult, run
+
+
+class Chaos:
+    faults = faults
+    policies = policies
+    invariants = invariants
+
+    def __init__(self, *, agent: Any = "builtin:guarded", seed: int = 0, artifacts: str | Path | None = None,
+                 name: str = "run", budgets: Budgets | dict[str, Any] | None = None,
+                 ceiling: Ceiling | None = None) -> None:
+        resolve_agent(agent)  # fail now, with the reference in the message, not at the first run
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an integer, got {seed!r}")
+        if ceiling is not None and not isinstance(ceiling, Ceiling):
+            raise TypeError(f"ceiling must be a harness.Ceiling, got {ceiling!r}")
+        self.agent = agent
+        self.seed = seed
+        self.artifacts = Path(artifacts) if artifacts is not None else None
+        self.name = name
+        self.budgets = budgets
+        self.ceiling = ceiling
+        self.results: list[RunResult] = []
+
+    def tool(self, name: str, faults: Any = None, **kw: Any) -> FakeTool:
+        """A catalogue tool with a fault schedule."""
+        return catalogue.get(name, faults, **kw)
+
+    def run(self, *, task: str, tools: Iterable[FakeTool], policy: Any, agent: Any = None, seed: int | None = None,
+            expect: Iterable[Any] = (), **kw: Any) -> RunResult:
+        """Run the agent (default: the session's) and check ``expect`` invariants, if given."""
+        __tracebackhide__ = True
+        n = len(self.results) + 1
+        name = self.name if n == 1 else f"{self.name}-{n}"
+        kw.setdefault("budgets", self.budgets)
+        kw.setdefault("ceiling", self.ceiling)
+        result = run(agent if agent is not None else self.agent, task=task, tools=tools, policy=policy,
+                     seed=self.seed if seed is None else seed, name=name, artifacts=self.artifacts, **kw)
+        self.results.append(result)
+        expect = list(expect)
+        if expect:
+            result.check(*expect)
+        return result

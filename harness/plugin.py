@@ -1,0 +1,91 @@
+"""The pytest plugin: a thin adapter over the harness (options, marker, fixture).
+
+- ``--chaos`` turns chaos testing on; without it chaos tests are skipped with a reason
+  that says how to run them.
+- ``@pytest.mark.chaos(agent=..., seed=..., budgets=..., ceiling=...)``: the marker's
+  arguments are ``harness.Chaos``'s own, validated by the same code.
+- ``chaos`` fixture: a ``harness.Chaos`` for the test, its runs named after the test.
+- ``--chaos-agent=module:attr`` (ini ``chaos_agent``), ``--chaos-seed=N``,
+  ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import _clock
+from ._engine import safe_name
+from ._session import Chaos
+
+SKIP_REASON = "chaos test: run it with `pytest --chaos`"
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool
+    agent: str
+    seed: int
+    artifacts: Path | None
+
+
+settings_key = pytest.StashKey[Settings]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolchaos", "chaos tests for agent tool loops (toolchaos)")
+    group.addoption("--chaos", action="store_true", default=False,
+                    help="run chaos tests (@pytest.mark.chaos tests and chaos scenarios)")
+    group.addoption("--chaos-agent", default=None, metavar="REF",
+                    help="agent under test, 'package.module:attr' or 'builtin:NAME' "
+                         "(default: ini chaos_agent, else builtin:guarded)")
+    group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
+    group.addoption("--chaos-artifacts", default=None, metavar="DIR",
+                    help="write each run's trace to DIR/<test-or-scenario-id>.trace.jsonl")
+    parser.addini("chaos_agent", "agent under test for chaos runs ('module:attr' or 'builtin:NAME')",
+                  default="builtin:guarded")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "chaos(agent=None, seed=None, budgets=None, ceiling=None): a chaos test, run only with "
+                   "--chaos; the arguments are harness.Chaos's own")
+    opt = config.option
+    agent = opt.chaos_agent or config.getini("chaos_agent") or "builtin:guarded"
+    artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
+    settings = Settings(bool(opt.chaos), str(agent), int(opt.chaos_seed or 0), artifacts)
+    config.stash[settings_key] = settings
+    if settings.enabled:
+        _clock.install()  # once, before any test measures time (see harness._clock)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.stash[settings_key].enabled:
+        return
+    skip = pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        if item.get_closest_marker("chaos") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def chaos(request: pytest.FixtureRequest) -> Chaos:
+    """A ``harness.Chaos`` for this test: agent, seed and artifacts from the command line and marker."""
+    settings = request.config.stash[settings_key]
+    if not settings.enabled:
+        pytest.skip(SKIP_REASON)
+    marker = request.node.get_closest_marker("chaos")
+    kwargs: dict[str, Any] = {"agent": settings.agent, "seed": settings.seed, "artifacts": settings.artifacts,
+                              "name": safe_name(request.node.nodeid)}
+    if marker is not None:
+        if marker.args:
+            raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.chaos takes keyword arguments only "
+                                    f"(agent=, seed=, budgets=, ceiling=)")
+        kwargs.update({k: v for k, v in marker.kwargs.items() if v is not None})
+    try:
+        return Chaos(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"{request.node.nodeid}: bad @pytest.mark.chaos arguments: {exc}") from None

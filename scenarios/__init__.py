@@ -1,0 +1,1 @@
+"""Bundled chaos scenarios (YAML). Installed as the package ``toolchaos_scenarios``."""
