@@ -1,0 +1,47 @@
+"""Benchmarks: print figures, never fail on them.
+
+    python benchmarks/run.py            # a table
+    python benchmarks/run.py --json     # one JSON object
+    python benchmarks/run.py --only core
+
+Each ``benchmarks/bench_<name>.py`` exposes ``measure(quick: bool) -> dict[str, float]``;
+this script runs them all (or ``--only``) and merges their figures. Timings use the
+real clock saved by freezegun, since the harness installs virtual time process-wide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    ap.add_argument("--only", action="append", default=[], help="run only bench_<NAME>.py (repeatable)")
+    args = ap.parse_args()
+    names = sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
+    if args.only:
+        names = [n for n in names if n in args.only]
+    figures: dict[str, float] = {}
+    for name in names:
+        mod = importlib.import_module(f"bench_{name}")
+        figures.update(mod.measure(args.quick))
+    if args.json:
+        print(json.dumps(figures, sort_keys=True))
+    else:
+        for k, v in sorted(figures.items()):
+            print(f"{k:40} {v:,.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
