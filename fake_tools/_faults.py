@@ -394,6 +394,8 @@ def as_fault(spec: Any, where: str = "outcome", tool: str = "?") -> Fault:
     except _FieldError as exc:
         field_path = exc.field if exc.field == where else f"{where}.{exc.field}"
         raise DefinitionError(tool, field_path, exc.problem) from None
+    except DefinitionError as exc:  # from a nested outcome (pending.then, slow.then)
+        raise DefinitionError(tool, f"{where}.{exc.field}", exc.problem) from None
 
 
 def _positional(kind: str, raw: Any) -> dict[str, Any]:

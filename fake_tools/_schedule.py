@@ -112,7 +112,7 @@ def parse_rule(spec: Any, tool: str, where: str) -> Rule:
     if isinstance(spec, Rule):
         return spec
     if isinstance(spec, Fault) or isinstance(spec, str) or (
-            isinstance(spec, Mapping) and "outcome" not in spec and len(spec) == 1):
+            isinstance(spec, Mapping) and len(spec) == 1 and next(iter(spec)) not in RULE_KEYS):
         return rule(spec, tool=tool, where=where)
     if not isinstance(spec, Mapping):
         raise DefinitionError(tool, where, f"expected a rule mapping, got {spec!r}")

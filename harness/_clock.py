@@ -56,6 +56,11 @@ class VirtualClock:
         return EPOCH + _dt.timedelta(seconds=self.t)
 
 
+# Test-runner machinery keeps real time (durations, hypothesis deadlines): calls made
+# from these modules bypass the virtual clock, and freezegun's scan leaves them alone.
+REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "harness._clock",
+                     "harness._watchdog")
+
 _active: VirtualClock | None = None
 _freezer: Any = None
 _undo: list[tuple[Any, str, Any]] = []
@@ -111,7 +116,7 @@ def install() -> None:
     with _install_lock:
         if _freezer is not None:
             return
-        freezer = freezegun.freeze_time(EPOCH, real_asyncio=True)
+        freezer = freezegun.freeze_time(EPOCH, real_asyncio=True, ignore=list(REAL_TIME_MODULES))
         freezer.start()
         _fz.freeze_factories[-1] = _TimeSource()  # type: ignore[call-overload]
         _patch_sleeps()

@@ -219,8 +219,8 @@ class StopReport(Invariant):
         report = result.stop_report
         if not report:
             return [Violation(self.name, f"a stop report with {', '.join(self.fields)}", "no stop report", *where)]
-        missing = [f for f in self.fields if report.get(f) in (None, "") and f != "completed"]
-        missing += [f for f in self.fields if f == "completed" and "completed" not in report]
+        missing = [f for f in self.fields
+                   if ((f not in report) if f == "completed" else (report.get(f) in (None, "")))]
         if missing:
             return [Violation(self.name, f"a stop report with {', '.join(self.fields)}",
                               f"missing {', '.join(missing)}", *where)]
@@ -311,7 +311,8 @@ class Completed(Invariant):
         for tool, n in sorted(self.successes.items()):
             got = sum(1 for e in _tool_events(result, tool) if e["class"] == "SUCCESS")
             if got < n:
-                out.append(Violation(self.name, f"at least {n} successful calls of {tool}", str(got), *where))
+                out.append(Violation(f"{self.name}.successes[{tool}]", f"at least {n} successful calls of {tool}",
+                                     str(got), *where))
         return out
 
 
@@ -396,12 +397,15 @@ def check_all(result: RunResult, invariants: Iterable[Invariant]) -> list[Violat
     invs = list(invariants) or list(DEFAULT)
     out: list[Violation] = []
     for inv in invs:
-        found = inv.check(result)
-        if len(found) > 1:  # one line per invariant: its first break, and how many more
+        groups: dict[str, list[Violation]] = {}
+        for v in inv.check(result):
+            groups.setdefault(v.invariant, []).append(v)
+        for found in groups.values():  # one line per broken check: its first break, and how many more
             first = found[0]
-            found = [Violation(first.invariant, first.expected, f"{first.actual} (and {len(found) - 1} more)",
-                               first.seq, first.step)]
-        out.extend(found)
+            if len(found) > 1:
+                first = Violation(first.invariant, first.expected, f"{first.actual} (and {len(found) - 1} more)",
+                                  first.seq, first.step)
+            out.append(first)
     return sorted(out, key=lambda v: (v.seq is None, v.seq or 0))
 
 

@@ -1,0 +1,223 @@
+"""Every invariant: one run where it fires, one where it holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from fake_tools import catalogue, faults
+from harness import AgentResult, InvariantViolation, invariants as inv, policies, run, tool_message
+
+
+def go(agent, tools, policy, **kw):
+    return run(agent, task="t", tools=tools, policy=policy, **kw)
+
+
+def stubborn_timeout(agent):
+    return go(agent, [catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
+              policies.stubborn("fetch_invoice", {"invoice_id": "i"}))
+
+
+def names(result, *invariants):
+    return [v.invariant for v in result.violations(*invariants)]
+
+
+# -- bounded ---------------------------------------------------------------------------
+
+
+def test_bounded_executions_fires_at_the_first_execution_past_the_bound():
+    r = stubborn_timeout("builtin:naive")
+    (v,) = r.violations(inv.bounded(executions=3))
+    assert v.invariant == "bounded.executions" and v.actual == "40 tool executions"
+    fourth = r.trace.tool_events[3]
+    assert (v.seq, v.step) == (fourth["seq"], fourth["step"]) == (8, 4)
+
+
+def test_bounded_holds_for_the_guarded_agent():
+    r = stubborn_timeout("builtin:guarded")
+    assert r.violations(inv.bounded(executions=3, per_tool={"fetch_invoice": 3}, turns=5,
+                                    virtual_seconds=200, tokens=5000)) == []
+
+
+def test_bounded_per_tool_turns_seconds_tokens_fire():
+    r = stubborn_timeout("builtin:naive")
+    got = names(r, inv.bounded(per_tool={"fetch_invoice": 2}, turns=10, virtual_seconds=100, tokens=1000))
+    assert sorted(got) == ["bounded.executions[fetch_invoice]", "bounded.tokens", "bounded.turns",
+                           "bounded.virtual_seconds"]
+
+
+# -- side effects ------------------------------------------------------------------------
+
+
+def lost_payment(agent):
+    pay = catalogue.get("charge_payment", faults=[{"call": 1, "outcome": {"timeout": {"after": 30, "applied": True}}}])
+    return go(agent, [pay], policies.stubborn("charge_payment", {"customer_id": "c1", "amount": 10}))
+
+
+def test_idempotent_fires_on_a_retry_after_a_lost_success():
+    r = lost_payment("builtin:naive")
+    (v,) = r.violations(inv.idempotent())
+    assert "applied 2 times" in v.actual and v.seq == r.trace.tool_events[1]["seq"]
+
+
+def test_idempotent_holds_when_the_effect_did_not_apply():
+    pay = catalogue.get("charge_payment", faults=[{"call": 1, "outcome": {"timeout": {"after": 30, "applied": False}}}])
+    r = go("builtin:naive", [pay], policies.stubborn("charge_payment", {"customer_id": "c1", "amount": 10}))
+    assert r.ledger.executions("charge_payment") == 2 and r.violations(inv.idempotent()) == []
+
+
+def test_max_side_effects_fires_and_holds():
+    assert names(lost_payment("builtin:naive"), inv.max_side_effects(1, tool="charge_payment")) == ["max_side_effects"]
+    assert names(lost_payment("builtin:guarded"), inv.max_side_effects(1), inv.idempotent()) == []
+
+
+# -- terminal state and stop report -------------------------------------------------------
+
+
+def test_terminal_state_fires_and_holds():
+    assert names(stubborn_timeout("builtin:naive"), inv.terminal_state("STOPPED_LOOP_GUARD")) == ["terminal_state"]
+    assert names(stubborn_timeout("builtin:guarded"), inv.terminal_state("STOPPED_LOOP_GUARD")) == []
+
+
+def test_terminal_state_rejects_unknown_names():
+    with pytest.raises(ValueError, match="did you mean 'COMPLETED'"):
+        inv.terminal_state("COMPLETE")
+
+
+def test_stop_report_fires_without_a_report_and_holds_with_one():
+    def quitter(task, model, tools):
+        model.complete([{"role": "user", "content": task}])
+        return AgentResult("STOPPED_LOOP_GUARD", None, {"guard": "x", "reason": ""})
+
+    r = go(quitter, [catalogue.get("search")], policies.stubborn("search", {"query": "q"}))
+    (v,) = r.violations(inv.stop_report())
+    assert "missing reason, completed, resume_condition" in v.actual
+    assert names(stubborn_timeout("builtin:naive"), inv.stop_report()) == ["stop_report"]
+    assert names(stubborn_timeout("builtin:guarded"), inv.stop_report()) == []
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+
+def sneaky(task, model, tools):
+    """Refuses a call, then executes it anyway: what the invariant is for."""
+    messages = [{"role": "user", "content": task}]
+    turn = model.complete(messages)
+    call = turn.tool_calls[0]
+    content = tools.refuse(call.name, call.arguments, guard="exact_repeat", reason="test", call_id=call.id)
+    messages += [turn.as_message(), tool_message(call, content)]
+    tools.call(call.name, call.arguments)
+    return AgentResult("STOPPED_LOOP_GUARD", None, {"guard": "exact_repeat", "reason": "test", "completed": [],
+                                                    "resume_condition": "none"})
+
+
+def test_no_execution_after_refusal_fires_and_holds():
+    r = go(sneaky, [catalogue.get("search")], policies.stubborn("search", {"query": "q"}))
+    (v,) = r.violations(inv.no_execution_after_refusal())
+    assert v.seq == r.trace.tool_events[0]["seq"]
+    para = go("builtin:guarded", [catalogue.get("search")],
+              policies.ignores_refusals(policies.stubborn("search", {"query": "q"}, until="never")))
+    assert para.trace.of_kind("refusal") and names(para, inv.no_execution_after_refusal()) == []
+
+
+def test_late_calls_after_the_run_are_caught():
+    kept = {}
+
+    def leaves_a_handle(task, model, tools):
+        kept["tools"] = tools
+        return "done"
+
+    r = go(leaves_a_handle, [catalogue.get("search")], policies.scripted([{"final": "ok"}]))
+    with pytest.raises(RuntimeError, match="after the run had ended"):
+        kept["tools"].call("search", {"query": "late"})
+    assert r.ledger.executions("search") == 0
+    assert names(r, inv.no_execution_after_refusal()) == ["no_execution_after_refusal"]
+
+
+# -- Retry-After and unchanged resends ------------------------------------------------------
+
+
+def rate_limited(agent):
+    t = catalogue.get("fetch_invoice", faults=[{"call": 1, "outcome": {"transient": {"code": 429, "retry_after": 30}}}])
+    return go(agent, [t], policies.stubborn("fetch_invoice", {"invoice_id": "i"}))
+
+
+def test_retry_after_fires_when_retried_too_soon():
+    r = rate_limited("builtin:naive")
+    v = r.violations(inv.retry_after_honoured())[0]
+    assert "not called before t=30s" in v.expected and v.actual.startswith("called at t=0s (and ")
+
+
+def test_retry_after_holds_when_the_agent_waits():
+    r = rate_limited("builtin:guarded")
+    assert r.terminal_state == "COMPLETED" and names(r, inv.retry_after_honoured()) == []
+    assert r.trace.tool_events[1]["t"] >= 30
+
+
+@pytest.mark.parametrize("fault", [{"fatal": "permission_denied"}, {"fatal": "invalid_argument"}])
+def test_no_unchanged_resend_fires_and_holds(fault):
+    tools = [catalogue.get("fetch_invoice", faults=fault)]
+    pol = policies.stubborn("fetch_invoice", {"invoice_id": "i"})
+    assert names(go("builtin:naive", tools, pol), inv.no_unchanged_resend()) == ["no_unchanged_resend"]
+    assert names(go("builtin:guarded", tools, pol), inv.no_unchanged_resend()) == []
+
+
+def test_a_corrected_resend_is_not_an_unchanged_one():
+    tools = [catalogue.get("fetch_invoice", faults=[{"match": {"invoice_id": "bad"}, "outcome": {"fatal": "invalid_argument"}}])]
+    pol = policies.scripted([{"call": "fetch_invoice", "args": {"invoice_id": "bad"}},
+                             {"call": "fetch_invoice", "args": {"invoice_id": "good"}}, {"final": "ok"}])
+    assert names(go("builtin:naive", tools, pol), inv.no_unchanged_resend()) == []
+
+
+# -- legitimate work ----------------------------------------------------------------------------
+
+
+def paging(agent):
+    lst = catalogue.get("list_records", default={"paginated": {"pages": 12}})
+    return go(agent, [lst], policies.paginate("list_records"))
+
+
+def test_completed_holds_for_legit_pagination():
+    assert names(paging("builtin:guarded"), inv.completed({"list_records": 12})) == []
+
+
+def test_completed_fires_on_a_false_positive():
+    r = paging(__import__("harness").GuardedAgent(eager=False, max_repeats=0, max_executions=5))
+    got = r.violations(inv.completed({"list_records": 12}))
+    assert [v.invariant for v in got] == ["completed", "completed.successes[list_records]"]
+    assert "STOPPED_LOOP_GUARD" in got[0].actual
+
+
+def test_terminated_fires_on_crash_and_holds_otherwise():
+    def crashes(task, model, tools):
+        raise ZeroDivisionError("boom")
+
+    r = go(crashes, [catalogue.get("search")], policies.scripted([]))
+    (v,) = r.violations(inv.terminated())
+    assert "crashed" in v.actual and "ZeroDivisionError: boom" in v.actual
+    assert names(paging("builtin:guarded"), inv.terminated()) == []
+
+
+# -- the violation message ------------------------------------------------------------------------
+
+
+def test_violation_message_names_invariant_step_figures_and_shows_the_trace(tmp_path):
+    r = run("builtin:naive", task="t", tools=[catalogue.get("fetch_invoice", faults="timeout")],
+            policy=policies.stubborn("fetch_invoice", {"invoice_id": "i"}), artifacts=tmp_path, name="loop")
+    with pytest.raises(InvariantViolation) as info:
+        r.check(inv.bounded(executions=3), inv.terminal_state("STOPPED_LOOP_GUARD"))
+    text = str(info.value)
+    assert text.startswith("invariant bounded.executions broke at step 4 (trace event #8): "
+                           "expected at most 3 tool executions; actual: 40 tool executions")
+    assert "also: invariant terminal_state broke" in text
+    assert ">> 8    4" in text and "RETRYABLE/timeout" in text
+    assert f"trace file: {tmp_path / 'loop.trace.jsonl'}" in text
+    assert isinstance(info.value, AssertionError) and len(info.value.violations) == 2
+
+
+def test_check_with_no_arguments_runs_the_default_invariants():
+    def crashes(task, model, tools):
+        raise SystemExit(3)
+
+    r = go(crashes, [catalogue.get("search")], policies.scripted([]))
+    with pytest.raises(InvariantViolation, match="terminated"):
+        r.check()

@@ -1,0 +1,90 @@
+"""Fake tool definitions, argument validation, fingerprints and the standalone ToolSet."""
+
+from __future__ import annotations
+
+import pytest
+
+from fake_tools import DefinitionError, ToolSet, UnknownTool, catalogue, fake_tool, fingerprint, normalise
+
+
+def test_missing_argument_is_a_precondition_naming_the_field():
+    ts = ToolSet([catalogue.get("charge_payment")])
+    out = ts.call("charge_payment", customer_id="c1")
+    assert out["error"] == {"code": "missing_argument", "class": "PRECONDITION", "retryable": False,
+                            "message": "missing required argument 'amount'", "field": "amount"}
+    assert ts.ledger.applied("charge_payment") == 0
+
+
+def test_wrong_type_and_enum_and_unknown_argument():
+    t = fake_tool("t", parameters={"type": "object", "additionalProperties": False, "properties": {
+        "n": {"type": "integer"}, "mode": {"type": "string", "enum": ["a", "b"]}}})
+    ts = ToolSet([t])
+    assert ts.call("t", n="3")["error"]["field"] == "n"
+    assert ts.call("t", n=True)["error"]["code"] == "wrong_type"  # a bool is not an integer
+    assert ts.call("t", mode="c")["error"]["code"] == "invalid_argument"
+    assert ts.call("t", extra=1)["error"] == {"code": "unknown_argument", "class": "PRECONDITION",
+                                              "retryable": False, "message": "unknown argument 'extra'",
+                                              "field": "extra"}
+    assert ts.call("t", n=3, mode="a") == {"ok": True}
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"parameters": {"type": "array"}}, "parameters"),
+    ({"parameters": {"type": "object", "properties": {"x": {"type": "strnig"}}}}, "parameters.properties.x.type"),
+    ({"parameters": {"type": "object", "properties": {}, "required": ["x"]}}, "parameters.required"),
+    ({"side_effect": True, "idempotency_key": "nope"}, "idempotency_key"),
+    ({"idempotency_key": "x", "parameters": {"type": "object", "properties": {"x": {}}}}, "idempotency_key"),
+    ({"delivery": "throw"}, "delivery"),
+])
+def test_bad_tool_definitions(kwargs, field):
+    with pytest.raises(DefinitionError) as info:
+        fake_tool("pay", **kwargs)
+    assert (info.value.tool, info.value.field) == ("pay", field)
+
+
+def test_unknown_tool_lists_what_is_registered():
+    ts = ToolSet([catalogue.get("search")])
+    with pytest.raises(UnknownTool, match=r"'serch'; did you mean 'search'\?; registered: search"):
+        ts.call("serch", query="x")
+
+
+def test_duplicate_tool_names_are_rejected():
+    with pytest.raises(DefinitionError, match="two tools share this name"):
+        ToolSet([catalogue.get("search"), catalogue.get("search")])
+
+
+def test_catalogue_lookup_suggests():
+    with pytest.raises(DefinitionError, match="did you mean 'send_email'"):
+        catalogue.get("send_mail")
+
+
+def test_fingerprint_ignores_meaningless_differences_only():
+    a = normalise({"q": " refund  policy", "request_id": "r1", "page": 2}, volatile=("request_id",))
+    b = normalise({"page": 2, "request_id": "r2", "q": "refund policy "}, volatile=("request_id",))
+    c = normalise({"page": 3, "q": "refund policy"}, volatile=("request_id",))
+    assert fingerprint("search", a) == fingerprint("search", b) != fingerprint("search", c)
+    assert normalise({}, defaults={"limit": 3}) == normalise({"limit": 3})
+
+
+def test_operation_key_is_the_idempotency_key_or_the_fingerprint():
+    ts = ToolSet([catalogue.get("send_email")])
+    ts.call("send_email", to="a", subject="s", body="b", idempotency_key="k1")
+    ts.call("send_email", to="a", subject="s", body="b", idempotency_key="k1")
+    ts.call("send_email", to="a", subject="s", body="b")
+    ts.call("send_email", to="a", subject="s", body="b")
+    keys = ts.ledger.keys("send_email")
+    assert keys["k1"] == 2 and sorted(keys.values()) == [2, 2] and ts.ledger.duplicates()
+
+
+def test_with_faults_keeps_the_definition():
+    base = catalogue.get("send_email")
+    t = base.with_faults("timeout", delivery="raise")
+    assert (t.name, t.side_effect, t.idempotency_key, t.delivery) == ("send_email", True, "idempotency_key", "raise")
+
+
+def test_catalogue_has_the_ten_tools_with_specs():
+    assert set(catalogue.NAMES) == {"search", "read_document", "fetch_invoice", "get_job_status", "list_records",
+                                    "send_email", "charge_payment", "write_record", "delete_record", "spawn_subagent"}
+    for name in catalogue.NAMES:
+        spec = catalogue.get(name).spec()
+        assert spec["name"] == name and spec["parameters"]["type"] == "object" and spec["description"]
