@@ -179,7 +179,7 @@ class Pending(Fault):
         if self.polls is None or n <= self.polls:
             return Outcome(
                 "pending", OutcomeClass.PENDING, "processing",
-                {"status": "processing", "poll": n}, retryable=True,
+                {"status": "processing", "poll": n, "retry_after": self.interval}, retryable=True,
                 retry_after=self.interval, applied=False,
             )
         return self.then.resolve(call)

@@ -56,10 +56,11 @@ class VirtualClock:
         return EPOCH + _dt.timedelta(seconds=self.t)
 
 
-# Test-runner machinery keeps real time (durations, hypothesis deadlines): calls made
-# from these modules bypass the virtual clock, and freezegun's scan leaves them alone.
+# freezegun's module scan leaves these alone, so references they took to the real
+# functions stay real (test-runner durations, hypothesis deadlines, the watchdog).
 REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "harness._clock",
                      "harness._watchdog")
+_saved_stack_limit: int | None = None
 
 _active: VirtualClock | None = None
 _freezer: Any = None
@@ -119,6 +120,12 @@ def install() -> None:
         freezer = freezegun.freeze_time(EPOCH, real_asyncio=True, ignore=list(REAL_TIME_MODULES))
         freezer.start()
         _fz.freeze_factories[-1] = _TimeSource()  # type: ignore[call-overload]
+        # No call-stack inspection: the time source already answers real time outside a
+        # run, and inside one every caller must see the virtual clock (an agent called
+        # from a test is a few frames below pytest, which an ignore list would match).
+        global _saved_stack_limit
+        _saved_stack_limit = _fz.call_stack_inspection_limit
+        _fz.call_stack_inspection_limit = 0
         _patch_sleeps()
         _freezer = freezer
         atexit.register(uninstall)
@@ -135,6 +142,8 @@ def uninstall() -> None:
         _undo.clear()
         _freezer.stop()
         _freezer = None
+        if _saved_stack_limit is not None:
+            _fz.call_stack_inspection_limit = _saved_stack_limit
 
 
 def _patch_sleeps() -> None:

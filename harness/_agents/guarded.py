@@ -286,7 +286,8 @@ def _classify(result: Any) -> tuple[str, str, float | None]:
             return str(cls), code, float(ra) if isinstance(ra, (int, float)) else None
         status = result.get("status")
         if isinstance(status, str) and status.lower() in ("processing", "pending", "running", "queued"):
-            return "PENDING", "processing", None
+            ra = result.get("retry_after")  # the server's polling interval, when it gives one
+            return "PENDING", "processing", float(ra) if isinstance(ra, (int, float)) else None
     return "SUCCESS", "ok", None
 
 

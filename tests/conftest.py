@@ -1,0 +1,15 @@
+"""Project test configuration.
+
+Virtual time is installed once, before any test measures time, as the plugin does
+under ``--chaos`` (see harness/_clock.py for why it is installed once per process).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import _clock
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _clock.install()
