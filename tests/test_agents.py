@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fake_tools import catalogue, faults
-from harness import GuardedAgent, invariants as inv, policies, run
+from harness import GuardedAgent, policies, run
+from harness import invariants as inv
 
 
 def timing_out(agent):
@@ -16,7 +17,7 @@ def timing_out(agent):
 def test_naive_loops_40_times_on_an_always_timing_out_tool_and_fails_a_bound_of_3():
     r = timing_out("builtin:naive")
     assert r.executions == {"fetch_invoice": 40}
-    with pytest.raises(AssertionError, match="bounded.executions"):
+    with pytest.raises(AssertionError, match=r"bounded\.executions"):
         r.check(inv.bounded(executions=3))
 
 

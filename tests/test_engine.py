@@ -161,7 +161,7 @@ def test_calls_after_the_run_are_refused_and_recorded():
 def test_unknown_agent_reference_is_a_clear_error():
     from harness._agents import AgentRefError
 
-    with pytest.raises(AgentRefError, match="did you mean 'builtin:guarded'|did you mean 'guarded'"):
+    with pytest.raises(AgentRefError, match=r"did you mean 'guarded'"):
         run("builtin:gaurded", task="t", tools=search_tools(), policy=policies.scripted([]))
     with pytest.raises(AgentRefError, match="cannot import"):
         run("no_such_module_xyz:agent", task="t", tools=search_tools(), policy=policies.scripted([]))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fake_tools import catalogue, faults
-from harness import AgentResult, InvariantViolation, invariants as inv, policies, run, tool_message
+from harness import AgentResult, InvariantViolation, policies, run, tool_message
+from harness import invariants as inv
 
 
 def go(agent, tools, policy, **kw):
@@ -162,7 +163,8 @@ def test_no_unchanged_resend_fires_and_holds(fault):
 
 
 def test_a_corrected_resend_is_not_an_unchanged_one():
-    tools = [catalogue.get("fetch_invoice", faults=[{"match": {"invoice_id": "bad"}, "outcome": {"fatal": "invalid_argument"}}])]
+    bad = {"match": {"invoice_id": "bad"}, "outcome": {"fatal": "invalid_argument"}}
+    tools = [catalogue.get("fetch_invoice", faults=[bad])]
     pol = policies.scripted([{"call": "fetch_invoice", "args": {"invoice_id": "bad"}},
                              {"call": "fetch_invoice", "args": {"invoice_id": "good"}}, {"final": "ok"}])
     assert names(go("builtin:naive", tools, pol), inv.no_unchanged_resend()) == []
