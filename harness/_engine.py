@@ -21,9 +21,9 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from fake_tools import EffectLedger, FakeTool, ToolSet
+from fake_tools import EffectLedger, FakeTool, Outcome, ToolSet
 from fake_tools._fingerprint import canonical as _canonical
 from fake_tools._fingerprint import digest, normalise
 
@@ -132,6 +132,13 @@ class _Run:
                     return str(cid)
         return call_id
 
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Append an event of another kind (e.g. ``api``: a model-API fault served over the wire)."""
+        event = {"run": self.run_id, "seq": next(self.seq), "step": self.step, "kind": kind,
+                 "t": round(self.clock.t, 6), **fields}
+        self.events.append(event)
+        return event
+
     def flush_pending(self) -> None:
         """Calls the model asked for that were neither executed nor refused."""
         for cid, name, fp in self.pending:
@@ -177,9 +184,19 @@ class Toolbox:
 
     def call(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
              **kwargs: Any) -> Any:
+        tool, outcome = self.execute(name, args, call_id=call_id, **kwargs)
+        return tool.deliver(outcome)
+
+    def execute(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
+                **kwargs: Any) -> tuple[FakeTool, Outcome]:
+        """Execute and record one call; return the tool and its outcome, undelivered.
+
+        For runtimes that deliver outcomes themselves (an HTTP-backed tool answers with a
+        status code, a header or a dropped connection instead of a Python value).
+        """
         run = self._run
         if run.closed:
-            return self._late(name, args or kwargs)
+            self._late(name, args or kwargs)
         run.tool_calls += 1
         if run.tool_calls > run.ceiling.max_tool_calls:
             raise HardCeiling(f"more than {run.ceiling.max_tool_calls} tool calls (the harness ceiling)")
@@ -198,7 +215,7 @@ class Toolbox:
             "code": outcome.code, "retry_after": outcome.retry_after, "executed": True,
             "effects": count if tool.side_effect else None,
         })
-        return tool.deliver(outcome)
+        return tool, outcome
 
     def refuse(self, name: str, args: Mapping[str, Any] | None = None, *, guard: str, reason: str,
                call_id: str | None = None) -> dict[str, Any]:
@@ -215,7 +232,7 @@ class Toolbox:
         })
         return {"refused": True, "guard": guard, "reason": reason}
 
-    def _late(self, name: str, args: Mapping[str, Any]) -> Any:
+    def _late(self, name: str, args: Mapping[str, Any]) -> NoReturn:
         run = self._run
         norm, fp = run.fp(name, args)
         run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "late",

@@ -1,0 +1,30 @@
+"""The wire: unmodified SDK agents under chaos, over respx (see ``harness.wire``)."""
+
+from . import _compat, _mocker
+from ._apifaults import (
+    ApiFault,
+    ApiFaultError,
+    ApiFaults,
+    as_api_fault,
+    malformed,
+    overloaded,
+    rate_limited,
+    server_error,
+    stream_cut,
+    timeout,
+    unavailable,
+)
+from ._mocker import DualHTTPCoreMocker, UnmatchedRequest, install, uninstall
+from ._run import FAKE_API_KEY, Env, WireRunResult, run
+from ._server import HttpTool, Request, Wire, http_tool
+from ._tools import PatchError, WireTool
+
+_compat.patch_pydantic()  # SDK models built lazily inside a run (see _compat)
+_mocker.install()  # respx's default mocker now covers httpx2 too (idempotent, import-order proof)
+
+__all__ = [
+    "FAKE_API_KEY", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "HttpTool", "PatchError",
+    "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool", "install",
+    "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut", "timeout", "unavailable",
+    "uninstall",
+]

@@ -1,0 +1,166 @@
+"""Faults of the model API itself, served over the wire on the virtual clock.
+
+An agent must survive its model provider too: 429 with ``retry-after``, 500/503, 529
+overloaded, a request that times out, a stream cut part-way, a body that is not JSON.
+A faulted request never reaches the policy (no model turn is recorded); the trace gets
+an ``api`` event instead, so "model requests" = model turns + ``api`` events.
+
+Schedules are keyed by the model request's number (1-based, per run, across every model
+API of the run)::
+
+    api_faults={1: "429", 2: {"rate_limited": {"retry_after": 20}}, 3: "stream_cut", "always": "503"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+KINDS = ("rate_limited", "server_error", "unavailable", "overloaded", "timeout", "stream_cut", "malformed")
+_SHORTHAND = {"429": "rate_limited", "500": "server_error", "503": "unavailable", "529": "overloaded",
+              "rate_limit": "rate_limited", "overload": "overloaded", "cut": "stream_cut"}
+_STATUS = {"rate_limited": 429, "server_error": 500, "unavailable": 503, "overloaded": 529}
+
+
+class ApiFaultError(ValueError):
+    """A model-API fault or schedule is invalid; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiFault:
+    kind: str
+    retry_after: float | None = None  # rate_limited / unavailable / overloaded: the retry-after header
+    after: float | None = None  # timeout: virtual seconds before it fires (default: the client's read timeout)
+    events: int = 2  # stream_cut: events (or body chunks) delivered before the cut
+
+    @property
+    def status(self) -> int | None:
+        return _STATUS.get(self.kind)
+
+    @property
+    def code(self) -> str:
+        return self.kind
+
+    def describe(self) -> str:
+        extra = {"retry_after": self.retry_after, "after": self.after}
+        args = ", ".join(f"{k}={v:g}" for k, v in extra.items() if v is not None)
+        return f"{self.kind}({args})" if args else self.kind
+
+
+def rate_limited(retry_after: float | None = 1.0) -> ApiFault:
+    """HTTP 429 with ``retry-after`` (seconds)."""
+    return ApiFault("rate_limited", _number("retry_after", retry_after))
+
+
+def server_error() -> ApiFault:
+    """HTTP 500."""
+    return ApiFault("server_error")
+
+
+def unavailable(retry_after: float | None = None) -> ApiFault:
+    """HTTP 503 (optionally with ``retry-after``)."""
+    return ApiFault("unavailable", _number("retry_after", retry_after))
+
+
+def overloaded(retry_after: float | None = None) -> ApiFault:
+    """HTTP 529, Anthropic's "overloaded"."""
+    return ApiFault("overloaded", _number("retry_after", retry_after))
+
+
+def timeout(after: float | None = None) -> ApiFault:
+    """No answer: the client's read timeout fires (after ``after`` virtual seconds, if shorter)."""
+    return ApiFault("timeout", after=_number("after", after))
+
+
+def stream_cut(events: int = 2) -> ApiFault:
+    """The connection drops after ``events`` server-sent events (or part of a JSON body)."""
+    if isinstance(events, bool) or not isinstance(events, int) or events < 0:
+        raise ApiFaultError(f"stream_cut.events: expected an integer >= 0, got {events!r}")
+    return ApiFault("stream_cut", events=events)
+
+
+def malformed() -> ApiFault:
+    """HTTP 200 whose body is not valid JSON."""
+    return ApiFault("malformed")
+
+
+CONSTRUCTORS: dict[str, Callable[..., ApiFault]] = {
+    "rate_limited": rate_limited, "server_error": server_error, "unavailable": unavailable,
+                "overloaded": overloaded, "timeout": timeout, "stream_cut": stream_cut, "malformed": malformed}
+
+
+def _number(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ApiFaultError(f"{name}: expected a number >= 0, got {value!r}")
+    return float(value)
+
+
+def as_api_fault(spec: Any) -> ApiFault:
+    """``"429"``, ``"stream_cut"``, ``{"rate_limited": {"retry_after": 2}}``, ``{"timeout": 30}`` or an ``ApiFault``."""
+    if isinstance(spec, ApiFault):
+        return spec
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        spec = str(spec)
+    params: dict[str, Any]
+    if isinstance(spec, str):
+        name, params = spec, {}
+    elif isinstance(spec, Mapping) and len(spec) == 1:
+        name, raw = next(iter(spec.items()))
+        name = str(name)
+        if raw is None:
+            params = {}
+        elif isinstance(raw, Mapping):
+            params = dict(raw)
+        else:
+            first = {"rate_limited": "retry_after", "unavailable": "retry_after", "overloaded": "retry_after",
+                     "timeout": "after", "stream_cut": "events"}
+            key = first.get(_SHORTHAND.get(name, name))
+            if key is None:
+                raise ApiFaultError(f"{name}: takes no parameters, got {raw!r}")
+            params = {key: raw}
+    else:
+        raise ApiFaultError(f"expected a model-API fault ({', '.join(KINDS)} or 429/500/503/529), got {spec!r}")
+    kind = _SHORTHAND.get(name, name)
+    if kind not in CONSTRUCTORS:
+        raise ApiFaultError(f"unknown model-API fault {name!r}; known: {', '.join(KINDS)} (or 429, 500, 503, 529)")
+    try:
+        return CONSTRUCTORS[kind](**params)
+    except TypeError as exc:
+        raise ApiFaultError(f"{kind}: {exc}") from None
+
+
+class ApiFaults:
+    """Which model request gets which fault: by request number, or ``"always"``."""
+
+    def __init__(self, spec: Any = None) -> None:
+        self.by_request: dict[int, ApiFault] = {}
+        self.always: ApiFault | None = None
+        if spec is None:
+            return
+        if isinstance(spec, ApiFaults):
+            self.by_request, self.always = dict(spec.by_request), spec.always
+            return
+        if not isinstance(spec, Mapping):
+            raise ApiFaultError(f"api_faults: expected a mapping of request number -> fault, got {spec!r}")
+        for key, value in spec.items():
+            fault = as_api_fault(value)
+            if key == "always":
+                self.always = fault
+                continue
+            try:
+                n = int(key)
+            except (TypeError, ValueError):
+                raise ApiFaultError(f"api_faults: keys are request numbers (1, 2, ...) or 'always', got {key!r}") from None
+            if n < 1:
+                raise ApiFaultError(f"api_faults: request numbers start at 1, got {key!r}")
+            self.by_request[n] = fault
+
+    def pick(self, n: int) -> ApiFault | None:
+        fault = self.by_request.get(n)
+        return fault if fault is not None else self.always
+
+    def __bool__(self) -> bool:
+        return bool(self.by_request) or self.always is not None
