@@ -23,6 +23,7 @@ paths are relative, and nothing else reads the wall clock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -88,9 +89,9 @@ def _rows(items: Iterable[Any]) -> list[tuple[str, bool]]:
 
 
 def _meets(rows: Sequence[tuple[str, bool]], level: str) -> bool:
+    need = _severities(level)
     if not rows:
         return False  # nothing was tested: nothing is certified
-    need = _severities(level)
     return all(ok for sev, ok in rows if need is None or sev in need)
 
 
@@ -182,18 +183,26 @@ def agent_version(ref: str) -> str | None:
         except metadata.PackageNotFoundError:
             return None
     top = module.split(".")[0]
-    if not top or top == "?":
+    if ":" not in ref or not top.isidentifier():
         return None
-    try:
-        dists = metadata.packages_distributions().get(top, [])
-    except Exception:  # pragma: no cover - broken metadata on the path
-        dists = []
+    dists = _distributions().get(top, [])
     for dist in dists:
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:  # pragma: no cover
             continue
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level module -> distributions (scanning them costs a second on a big environment: once)."""
+    from importlib import metadata
+
+    try:
+        return metadata.packages_distributions()
+    except Exception:  # pragma: no cover - broken metadata on the path
+        return {}
 
 
 def harness_version() -> str:

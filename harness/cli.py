@@ -3,15 +3,18 @@
 Each sub-command lives in its own module ``harness._cmd_<name>`` exposing
 ``HELP`` (one line), ``EXAMPLES`` (text), ``add_arguments(parser)`` and
 ``run(args) -> int``. Errors are one clear line on stderr and a non-zero exit,
-never a traceback.
+never a traceback: ``CommandError`` and the harness's own input errors (bad agent
+reference, tool definition, policy, report level) exit 2; an unexpected exception is
+one "internal error" line and exit 3 (``TOOLCHAOS_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 # name -> module; a command whose module is absent is simply not offered.
 COMMANDS = {
@@ -44,11 +47,30 @@ def _modules() -> dict[str, Any]:
     return found
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and a pointer to --help), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+EPILOG = """\
+examples:
+  toolchaos certify --agent mypkg.agent:run --report out/ --require critical
+  toolchaos run scenarios/ --agent builtin:guarded
+  toolchaos new charge_payment timeout -o payment-timeout.chaos.yaml
+  toolchaos list faults
+  pytest --chaos --chaos-report=out/ --chaos-require=major
+
+Run `toolchaos COMMAND --help` for a command's options and examples."""
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
-    parser = argparse.ArgumentParser(
-        prog="toolchaos", description="Chaos tests for the tool loops of AI agents.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  toolchaos certify --agent builtin:guarded\n  toolchaos list faults")
+    from . import __version__
+
+    parser = _Parser(prog="toolchaos", description="Chaos tests for the tool loops of AI agents.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"toolchaos {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = _modules()
     for name, mod in modules.items():
@@ -58,20 +80,59 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     return parser, modules
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "your input is wrong": shown as one line, exit 2."""
+    from fake_tools import DefinitionError
+
+    from ._agents import AgentRefError
+    from ._policies import PolicyError
+
+    found: list[type[BaseException]] = [DefinitionError, AgentRefError, PolicyError]
+    try:
+        from ._report import ReportError
+
+        found.append(ReportError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(found)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser, modules = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
+    name = f"toolchaos {args.command}"
     try:
         return int(modules[args.command].run(args))
     except CommandError as exc:
-        print(f"toolchaos {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
-        print(f"toolchaos {args.command}: interrupted", file=sys.stderr)
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `toolchaos list | head`: the reader left; not an error worth a word
+        sys.stderr.close()
+        return 0
+    except _user_errors() as exc:
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"{name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if os.environ.get("TOOLCHAOS_DEBUG"):
+            raise
+        print(f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)} "
+              f"(set TOOLCHAOS_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 3
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 400 else text[:399] + "…"
 
 
 if __name__ == "__main__":  # pragma: no cover

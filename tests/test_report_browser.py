@@ -1,0 +1,95 @@
+"""report.html in a real browser: headless Chromium loads it from disk, with the network off.
+
+Driven through Chromium's own command line (``--dump-dom``: the DOM after the page's
+scripts ran), so no browser-automation dependency is needed. The test reads the rendered
+summary and checks that the browser laid out one timeline per scenario: the page's inline
+script counts the timeline SVGs with a non-empty bounding box (``getBBox`` needs layout)
+into ``data-timelines-drawn``.
+
+Skipped, with the reason, only when no Chromium is installed (Debian: ``apt-get install
+chromium chromium-driver``; CI installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import test_report_support as sup
+
+from harness._report import write_reports
+
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER = next((path for name in CANDIDATES if (path := shutil.which(name))), None)
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-extensions", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio")
+
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="Chromium is not installed (Debian: apt-get install "
+                                                        "chromium chromium-driver); the browser check needs it")
+
+
+def chromium(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    assert BROWSER is not None
+    with tempfile.TemporaryDirectory(prefix="toolchaos-chromium-") as profile:
+        env = {**os.environ, "HOME": profile}  # nothing of the user's profile, nothing left behind
+        return subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
+                              text=True, timeout=timeout, env=env, check=False)
+
+
+class _Text(HTMLParser):
+    """The text inside the element with a given id."""
+
+    def __init__(self, element_id: str) -> None:
+        super().__init__()
+        self.element_id, self.depth, self.parts = element_id, 0, []  # type: ignore[var-annotated]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth:
+            self.depth += 1
+        elif dict(attrs).get("id") == self.element_id:
+            self.depth = 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth:
+            self.parts.append(data)
+
+    def text(self) -> str:
+        return " ".join(" ".join(self.parts).split())
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("browser")
+    verdicts = [sup.timeout_repeat("builtin:naive"), sup.lost_payment("builtin:guarded"),
+                sup.paginate("builtin:guarded")]
+    write_reports(verdicts, sup.META, out, step_summary=False)
+    return out
+
+
+def test_chromium_renders_the_summary_and_draws_the_timelines(report_dir: Path) -> None:
+    page = (report_dir / "report.html").resolve()
+    proc = chromium("--dump-dom", page.as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    assert "<html" in dom, proc.stderr[-2000:]
+    drawn = re.search(r'data-timelines-drawn="(\d+)"', dom)
+    assert drawn is not None, "the page's script did not run"
+    assert int(drawn.group(1)) == 3, "every scenario's timeline has a laid-out, non-empty SVG"
+    assert dom.count('data-drawn="true"') == 3
+    parser = _Text("summary")
+    parser.feed(dom)
+    summary = parser.text()
+    assert "NOT CERTIFIED: required level all, reached none" in summary
+    assert "builtin:naive" in summary and "1 passed" not in summary and "2 passed, 1 failed, 0 errors" in summary
+    assert re.search(r"loops 1 0 1 0/1", summary), summary
