@@ -9,14 +9,12 @@ runtime refused never reaches a tool, so it never appears here.
 
 from __future__ import annotations
 
-import threading
+import itertools
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
+class Effect(NamedTuple):  # a tuple: built on every side-effect execution, keep it cheap
     tool: str
     key: str
     applied: bool
@@ -27,46 +25,47 @@ class Effect:
 class EffectLedger:
     """Counts executions and applied effects per tool and per operation key.
 
-    Thread-safe: concurrent workers share one ledger and its counts stay exact.
+    Safe under concurrent workers without a lock on the hot path: ``list.append`` and
+    ``next()`` on an ``itertools.count`` are atomic in CPython, and every count is
+    derived from the list of effects, so counts stay exact under concurrency.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self.effects: list[Effect] = []
-        self._executions: Counter[str] = Counter()
-        self._applied: Counter[str] = Counter()
-        self._by_key: Counter[tuple[str, str]] = Counter()
+        self._counters: dict[str, itertools.count[int]] = {}
+        self._last: dict[str, int] = {}
 
     def record(self, tool: str, key: str, applied: bool, status: str, seq: int) -> int:
         """Record one execution; returns the tool's applied-effect count after it."""
-        with self._lock:
-            self.effects.append(Effect(tool, key, applied, status, seq))
-            self._executions[tool] += 1
-            if applied:
-                self._applied[tool] += 1
-                self._by_key[(tool, key)] += 1
-            return self._applied[tool]
+        self.effects.append(Effect(tool, key, applied, status, seq))
+        if not applied:
+            return self._last.get(tool, 0)
+        counter = self._counters.get(tool)
+        if counter is None:
+            counter = self._counters.setdefault(tool, itertools.count(1))
+        n = next(counter)
+        self._last[tool] = n
+        return n
 
     def executions(self, tool: str) -> int:
-        return self._executions[tool]
+        return sum(1 for e in self.effects if e.tool == tool)
 
     def applied(self, tool: str | None = None) -> int:
         """Effects that really happened, for one tool or in total."""
-        if tool is None:
-            return sum(self._applied.values())
-        return self._applied[tool]
+        return sum(1 for e in self.effects if e.applied and (tool is None or e.tool == tool))
 
     def applied_for(self, tool: str, key: str) -> int:
-        return self._by_key[(tool, key)]
+        return sum(1 for e in self.effects if e.applied and e.tool == tool and e.key == key)
 
     def keys(self, tool: str) -> dict[str, int]:
         """Applied count per operation key of one tool."""
-        return {k: n for (t, k), n in self._by_key.items() if t == tool}
+        return dict(Counter(e.key for e in self.effects if e.applied and e.tool == tool))
 
     def duplicates(self) -> list[tuple[str, str, int]]:
         """(tool, key, count) for every operation applied more than once."""
-        return sorted((t, k, n) for (t, k), n in self._by_key.items() if n > 1)
+        counts = Counter((e.tool, e.key) for e in self.effects if e.applied)
+        return sorted((t, k, n) for (t, k), n in counts.items() if n > 1)
 
     def summary(self) -> dict[str, Any]:
-        tools = sorted(self._executions)
-        return {t: {"executions": self._executions[t], "applied": self._applied[t]} for t in tools}
+        tools = sorted({e.tool for e in self.effects})
+        return {t: {"executions": self.executions(t), "applied": self.applied(t)} for t in tools}

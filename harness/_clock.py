@@ -59,7 +59,7 @@ class VirtualClock:
 # freezegun's module scan leaves these alone, so references they took to the real
 # functions stay real (test-runner durations, hypothesis deadlines, the watchdog).
 REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "harness._clock",
-                     "harness._watchdog")
+                     "harness._watchdog", "bench_", "benchmarks")
 _saved_stack_limit: int | None = None
 
 _active: VirtualClock | None = None
@@ -176,6 +176,11 @@ def active() -> VirtualClock | None:
 def real_monotonic() -> float:
     """Real monotonic time, whatever is installed (for watchdogs and benchmarks)."""
     return float(_fz.real_monotonic())
+
+
+def real_perf_counter() -> float:
+    """Real high-resolution time, whatever is installed (for benchmarks)."""
+    return float(_fz.real_perf_counter())
 
 
 def real_sleep(seconds: float) -> None:
