@@ -1,0 +1,37 @@
+"""The README's quickstart and agent contract are real: they run and pass as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_readme_has_the_two_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    bash = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    assert any("pytest --chaos --chaos-certify" in b for b in bash)
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    tests_cmd = next(b.strip() for b in bash if "'.[dev]'" in b)
+    assert tests_cmd.split("&& ", 3)[-1] in ci  # CI runs the README's test command
+
+
+def test_quickstart_passes_against_the_documented_agent(pytester: pytest.Pytester) -> None:
+    quickstart, contract = python_blocks()[:2]
+    first_test = quickstart.split("\n\n@pytest.mark.chaos")[0]  # imports and the first test
+    assert len(first_test.strip().splitlines()) < 20
+    pytester.mkpydir("myapp")
+    (pytester.path / "myapp" / "agent.py").write_text(contract)
+    pytester.makepyfile(test_my_agent=quickstart)
+    pytester.syspathinsert()
+    pytester.runpytest("--chaos").assert_outcomes(passed=2)
+    pytester.runpytest().assert_outcomes(skipped=2)
