@@ -1,0 +1,80 @@
+"""``toolchaos certify``: the bundled certification suite against an agent, without a test.
+
+``--matrix`` runs the suite against the reference agent and its ablations instead and
+prints the matrix that proves the suite (docs/certification-matrix.md is its output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+from pathlib import Path
+
+from ._cmd_run import as_json, line, load, resolve_agent_ref
+from .cli import CommandError
+
+HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
+EXAMPLES = """\
+  toolchaos certify                                  # the reference agent, builtin:guarded
+  toolchaos certify --agent myapp.agent:run          # your agent
+  toolchaos certify --agent builtin:naive -k 'loop-*'
+  toolchaos certify --matrix                         # scenario x agent variant: does the suite prove itself?
+  toolchaos certify --matrix --output docs/certification-matrix.md"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agent", metavar="REF", default="builtin:guarded",
+                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default builtin:guarded)")
+    parser.add_argument("--suite", metavar="DIR", help="a directory of scenarios instead of the bundled suite")
+    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
+    parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
+    parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
+    parser.add_argument("--matrix", action="store_true",
+                        help="run every agent variant (reference, naive, each ablation, eager) and print the matrix")
+    parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
+
+
+def run(args: argparse.Namespace) -> int:
+    from . import _certify
+
+    scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _certify.suite()
+    if args.keyword:
+        scenarios = [s for s in scenarios if fnmatch.fnmatch(s.name, args.keyword) or args.keyword in s.name]
+        if not scenarios:
+            raise CommandError(f"no scenario matches -k {args.keyword!r}")
+    if args.matrix:
+        return _matrix(_certify.ablation_matrix(scenarios), args.output)
+    if args.output:
+        raise CommandError("--output goes with --matrix")
+    agent = resolve_agent_ref(args.agent)
+    failed = 0
+    for sc in scenarios:
+        verdict = _certify.run_scenario(sc, agent, artifacts=args.artifacts)
+        failed += not verdict.passed
+        if args.json:
+            print(as_json(verdict))
+        else:
+            print(line(verdict))
+            if args.verbose and not verdict.passed:
+                print("\n" + _certify.render_failure(verdict) + "\n")
+    if not args.json:
+        total = len(scenarios)
+        verdict_text = "certified: every scenario passed" if not failed else f"NOT certified: {failed} failed"
+        print(f"\n{args.agent}: {total - failed}/{total} scenarios passed; {verdict_text}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _matrix(matrix: object, output: str | None) -> int:
+    from ._certify import Matrix
+
+    assert isinstance(matrix, Matrix)
+    print(matrix.text())
+    if output:
+        try:
+            Path(output).write_text(matrix.markdown(), encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from None
+        print(f"wrote {output}", file=sys.stderr)
+    return 1 if matrix.problems() else 0

@@ -1,0 +1,110 @@
+"""``toolchaos run``: run scenario files against an agent, without writing a test."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .cli import CommandError
+
+HELP = "run scenario files (or directories of them) against an agent"
+EXAMPLES = """\
+  toolchaos run scenarios/examples/                       # every *.chaos.yaml under a directory
+  toolchaos run incident.chaos.yaml --agent myapp.agent:run --allow-imports
+  toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
+    parser.add_argument("--agent", metavar="REF",
+                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default: the scenario's "
+                             "own agent, else builtin:guarded)")
+    parser.add_argument("--seed", type=int, metavar="N", help="seed for every run (default: each scenario's)")
+    parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
+    parser.add_argument("--allow-imports", action="store_true",
+                        help="let scenario files name Python code as 'module:attr'")
+    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
+    parser.add_argument("--pattern", default="*.chaos.yaml", help="file pattern in directories (default *.chaos.yaml)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
+
+
+def resolve_agent_ref(ref: str | None) -> Any:
+    """A command-line agent reference checked now, as one clear line when it is wrong."""
+    if ref is None:
+        return None
+    from ._agents import AgentRefError, resolve_agent
+
+    try:
+        resolve_agent(ref)
+    except AgentRefError as exc:
+        raise CommandError(str(exc)) from None
+    return ref
+
+
+def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
+    from ._scenario import ScenarioError, find_files, load_file
+
+    scenarios: list[Any] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise CommandError(f"no such file or directory: {raw}")
+        files = find_files(p, pattern)
+        if not files:
+            raise CommandError(f"no scenario files ({pattern}) under {raw}")
+        for f in files:
+            try:
+                scenarios.extend(load_file(f, allow_imports=allow_imports))
+            except ScenarioError as exc:
+                raise CommandError(f"invalid scenario\n{exc}") from None
+    return scenarios
+
+
+def line(verdict: Any) -> str:
+    status = "PASS" if verdict.passed else "FAIL"
+    text = f"{status}  {verdict.id}  ({verdict.category}, {verdict.severity})"
+    if not verdict.passed:
+        text += f"\n      {verdict.violations[0].headline()}"
+    return text
+
+
+def as_json(verdict: Any) -> str:
+    r = verdict.result
+    return json.dumps({
+        "id": verdict.id, "passed": verdict.passed, "category": verdict.category, "severity": verdict.severity,
+        "agent": verdict.agent, "terminal_state": r.terminal_state, "guard": r.guard,
+        "executions": r.total_executions, "turns": r.turns, "side_effects": r.ledger.applied(),
+        "virtual_seconds": round(r.virtual_seconds, 6), "tokens": r.tokens,
+        "violations": [{"invariant": v.invariant, "expected": v.expected, "actual": v.actual, "step": v.step,
+                        "seq": v.seq} for v in verdict.violations],
+        "trace": str(r.trace.path) if r.trace.path else None,
+    }, sort_keys=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ._certify import render_failure, run_scenario
+
+    agent = resolve_agent_ref(args.agent)
+    scenarios = load(args.paths, args.pattern, args.allow_imports)
+    if args.keyword:
+        scenarios = [s for s in scenarios if fnmatch.fnmatch(s.name, args.keyword) or args.keyword in s.name]
+        if not scenarios:
+            raise CommandError(f"no scenario matches -k {args.keyword!r}")
+    failed = 0
+    for sc in scenarios:
+        verdict = run_scenario(sc, agent, seed=args.seed, artifacts=args.artifacts)
+        failed += not verdict.passed
+        if args.json:
+            print(as_json(verdict))
+        else:
+            print(line(verdict))
+            if args.verbose and not verdict.passed:
+                print("\n" + render_failure(verdict) + "\n")
+    if not args.json:
+        print(f"\n{len(scenarios) - failed} passed, {failed} failed", file=sys.stderr)
+    return 1 if failed else 0
