@@ -77,7 +77,8 @@ def _first_line(text: Any) -> str:
 
 
 def _attrs(obj: Any) -> dict[str, Any]:
-    return {k: getattr(obj, k, None) for k in ("id", "title", "description", "category", "severity")}
+    return {k: getattr(obj, k, None) for k in ("id", "title", "description", "category", "severity")} | {
+        "id": getattr(obj, "name", None) or getattr(obj, "id", None)}
 
 
 def _scenario_rows(docs: Iterable[tuple[str, Any]]) -> list[Row]:
@@ -87,7 +88,7 @@ def _scenario_rows(docs: Iterable[tuple[str, Any]]) -> list[Row]:
             if not isinstance(d, Mapping):
                 continue
             sid = str(d.get("id") or where)
-            tags = ", ".join(str(d[k]) for k in ("category", "severity") if d.get(k))
+            tags = ", ".join(str(d[k]) for k in ("suite", "category", "severity") if d.get(k))
             title = _first_line(d.get("title") or d.get("description"))
             rows.append((sid, f"[{tags}] {title}".strip() if tags else title))
     return rows
@@ -108,19 +109,19 @@ def bundled_scenario_files() -> list[tuple[str, Path]]:
 
 
 def _scenarios() -> list[Row]:
-    try:  # the certification runner knows its suite best, when it is there
+    """The bundled suites, as the certification runner loads them; the files themselves when it cannot."""
+    try:
         certify: Any = importlib.import_module("harness._certify")
-    except ImportError:
-        certify = None
-    lister = getattr(certify, "builtin_scenarios", None)
-    if callable(lister):
-        try:
-            items = list(lister())
-            rows = _scenario_rows(("?", s if isinstance(s, Mapping) else _attrs(s)) for s in items)
-            if rows:
-                return rows
-        except Exception:  # a runner that cannot list: fall back to reading the files
-            pass
+        rows: list[Row] = []
+        for name in ("certification", "examples"):
+            try:
+                found = certify.suite(name)
+            except FileNotFoundError:  # a suite folder that is not there
+                continue
+            rows += _scenario_rows((name, _attrs(s) | {"suite": name}) for s in found)
+        return rows
+    except Exception:  # no runner, or one that cannot load a file: fall back to reading the files
+        pass
     import yaml
 
     docs: list[tuple[str, Any]] = []

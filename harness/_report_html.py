@@ -65,6 +65,9 @@ article.scenario.fail{border-left-color:var(--bad)}article.scenario.error{border
 svg.timeline{display:block;margin:8px 0}svg text{font:11px system-ui,sans-serif;fill:#343a40}
 svg .lane-bg{fill:#f8f9fa}svg .axis{stroke:#adb5bd}
 tr.broke td{background:#fff5f5}
+table.invariants td:first-child,table.invariants td:last-child{white-space:nowrap}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0 10px;font-size:12px}
+.legend .key{display:inline-flex;align-items:center;gap:5px}
 """
 
 SCRIPT = """
@@ -237,7 +240,8 @@ def timeline_svg(s: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> s
     return "".join(out)
 
 
-def legend_svg() -> str:
+def legend() -> str:
+    """The key to the timelines: HTML that wraps on narrow screens, one tiny SVG per mark."""
     items: list[tuple[str, str]] = [(c.title(), f'<rect x="0" y="3" width="10" height="12" fill="{col}"/>')
                                     for c, col in CLASS_COLOURS.items()]
     items += [
@@ -251,12 +255,9 @@ def legend_svg() -> str:
         ("Invariant broke", f'<line x1="5" y1="0" x2="5" y2="18" stroke="{BREAK}" stroke-width="1.5" '
                             f'stroke-dasharray="4,3"/>'),
     ]
-    parts, xpos = [], 0
-    for label, mark in items:
-        parts.append(f'<g transform="translate({xpos},2)">{mark}<text x="15" y="13">{e(label)}</text></g>')
-        xpos += 24 + 7 * len(label)
-    return (f'<svg class="legend" xmlns="http://www.w3.org/2000/svg" width="{xpos}" height="22" '
-            f'viewBox="0 0 {xpos} 22" role="img" aria-label="legend">{"".join(parts)}</svg>')
+    parts = [f'<span class="key"><svg xmlns="http://www.w3.org/2000/svg" width="12" height="18" viewBox="-1 0 13 18" '
+             f'aria-hidden="true">{mark}</svg>{e(label)}</span>' for label, mark in items]
+    return f'<div class="legend" aria-label="legend">{"".join(parts)}</div>'
 
 
 # --- the page ----------------------------------------------------------------------------
@@ -388,7 +389,7 @@ def render_html(report: Mapping[str, Any], traces: Mapping[str, Sequence[dict[st
         _summary(report),
         _index(report),
         "<h2>Timelines</h2>",
-        f'<p class="muted">One column per trace event, in order; hover a mark for its details.</p>{legend_svg()}',
+        f'<p class="muted">One column per trace event, in order; hover a mark for its details.</p>{legend()}',
         scenarios,
         f'<footer class="muted"><p>{e(report["schema"])} v{report["schema_version"]}; '
         f'report.json holds the same data.</p></footer>',

@@ -15,7 +15,7 @@ pytest_plugins = ["pytester"]
 
 # Registered by harness.plugin once it lists the module; harmless twice. Hypothesis's pytest plugin costs
 # seconds per in-process session and these tests do not use it.
-PLUGIN = ("-p", "harness._report_pytest", "-p", "no:hypothesispytest")
+PLUGIN = ("-p", "harness._report_pytest", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 
 SCENARIOS = '''
 import pytest
