@@ -23,16 +23,18 @@ paths are relative, and nothing else reads the wall clock.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import hashlib
 import json
 import os
 import platform
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from . import _invariants as I
 from ._engine import safe_name
@@ -457,7 +459,8 @@ def build_report(entries: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
     """report.json's data, and the trace events per trace path, from scenario entries."""
     m = RunMeta.of(meta)
     require = check_level(m.require)
-    items = sorted(entries, key=lambda p: (p[0]["id"], p[0].get("content_hash") or "", p[0]["trace"] or ""))
+    copies = [(dict(e), ev) for e, ev in entries]  # the caller's entries stay as they were
+    items = sorted(copies, key=lambda p: (p[0]["id"], json.dumps(p[0], sort_keys=True, default=str)))
     _unique_ids(items)
     scenarios = [e for e, _ in items]
     traces = {e["trace"]: ev for e, ev in items}
@@ -573,3 +576,46 @@ def read_report(path: str | Path) -> dict[str, Any]:
         raise ReportError(f"{path}: report schema version {data.get('schema_version')!r}; "
                           f"this toolchaos reads version {SCHEMA_VERSION}")
     return data
+
+
+# --- for commands (toolchaos certify / run) ----------------------------------------------
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--report DIR`` and ``--require LEVEL``, worded the same in every command."""
+    parser.add_argument("--report", metavar="DIR",
+                        help="write the certification report (report.json, report.md, report.html, junit.xml, "
+                             "traces) to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
+    parser.add_argument("--require", metavar="LEVEL", choices=LEVEL_ORDER,
+                        help="the level the exit status requires: "
+                             + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
+                             + " (default: every scenario passes)")
+
+
+def exit_code(verdicts: Sequence[Any], require: str | None = None) -> int:
+    """0 when the required level is reached (default: every scenario passed), else 1."""
+    return 0 if certified(verdicts, require or DEFAULT_LEVEL) else 1
+
+
+def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict],
+                   meta: RunMeta | Mapping[str, Any], out: TextIO | None = None) -> int:
+    """End of ``toolchaos certify`` / ``run``: write the report if asked, say the level, return the exit code.
+
+    ``meta.require`` is taken from ``args.require`` when that is given.
+    """
+    m = RunMeta.of(meta)
+    require = getattr(args, "require", None)
+    if require:
+        m.require = require
+    if m.ended is None:
+        m.ended = _now()
+    stream = out if out is not None else sys.stderr
+    report_dir = getattr(args, "report", None)
+    if report_dir:
+        paths = write_reports(verdicts, m, report_dir)
+        print(f"report: {paths['html']} (also report.md, report.json, junit.xml)", file=stream)
+    level = m.require
+    ok = certified(verdicts, level)
+    word = "CERTIFIED" if ok else "NOT CERTIFIED"
+    print(f"{word}: level reached {level_reached(verdicts)}, required {level}", file=stream)
+    return 0 if ok else 1

@@ -188,6 +188,9 @@ def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
     except (ImportError, KeyError, AttributeError):  # pragma: no cover - the main plugin is not loaded
         agent = getattr(config.option, "chaos_agent", None)
         seed = int(getattr(config.option, "chaos_seed", 0) or 0)
+    agents = {e.get("agent") for e, _ in col.entries if e.get("agent")}
+    if len(agents) == 1:  # every scenario ran one agent (perhaps the scenarios' own, not the option's)
+        agent = agents.pop()
     files = [e.get("file") or "" for e, _ in col.entries]
     suite, version = "custom", None
     if files and all(f.startswith("toolchaos_scenarios/certification/") for f in files):
