@@ -51,6 +51,7 @@ from yaml.resolver import Resolver
 
 from fake_tools import DefinitionError, FakeTool, catalogue, fake_tool
 from fake_tools._faults import KINDS as FAULT_KINDS
+from fake_tools._schedule import RULE_KEYS
 
 from . import _invariants, _policies
 from ._engine import TERMINAL_STATES, Budgets, Ceiling
@@ -265,9 +266,11 @@ def load_yaml(text: str, path: str | Path | None = None) -> Any:
 def _yaml_error(exc: yaml.MarkedYAMLError, path: str | Path | None, text: str) -> ScenarioError:
     mark = exc.problem_mark or exc.context_mark
     problem = exc.problem or "cannot parse"
+    lines = text.splitlines()
+    at = lines[mark.line][mark.column: mark.column + 1] if mark is not None and mark.line < len(lines) else ""
     if "expected a single document" in str(exc.context or "") or "expected '<document start>'" in problem:
         problem = "more than one YAML document; a scenario file holds exactly one (use `variants:` for more)"
-    elif "found character '\\t'" in problem:
+    elif at == "\t" or "found character '\\t'" in problem:
         problem = "a tab character where YAML needs spaces for indentation"
     else:
         context = f" ({exc.context})" if exc.context and exc.context not in problem else ""
@@ -767,17 +770,37 @@ def _build_tool(name: str, spec: ToolSpec, ctx: _Ctx, where: list[Any], root: An
                          delivery=spec.delivery or "return", faults=faults, default=default)
     except DefinitionError as exc:
         path = _split_path(exc.field)
-        unknown = "unknown" in exc.problem
-        span = None
-        if path and path[0] == "then":  # a nested fault reports its path from the inner fault
+        problem = exc.problem
+        kind = re.search(r"unknown fault kind '([^']*)'", problem)
+        names_key = problem.startswith(("unknown parameter", "unknown rule key", "unknown fault kind"))
+        span = None if kind else _exact(raw, [*where, *path], key=names_key)
+        if span is None and path and path[0] == "then":  # a nested fault reports its path from the inner fault
             holder = _holder_of(_subtree(raw, where), "then")
-            span = locate(holder, path, key=unknown) if holder is not None else None
-        if span is None and unknown:  # point at the unknown name itself when it is a key there
-            node = _subtree(raw, [*where, *path])
-            if isinstance(node, YMap):
-                span = next((node.key_spans[k] for k in node if repr(k) in exc.problem), None)
-        raise ctx.error(f"tool {name!r}: {exc.field}: {exc.problem}", [*where, *path], key=unknown, span=span,
+            span = locate(holder, path, key=names_key) if holder is not None else None
+        if span is None and names_key:  # point at the unknown name itself: a key somewhere in this tool
+            unknown_name = kind.group(1) if kind else path[-1] if path else None
+            holder = _holder_of(_subtree(raw, where), unknown_name) if isinstance(unknown_name, str) else None
+            span = holder.key_spans[unknown_name] if holder is not None else None
+        if kind and "did you mean" not in problem:
+            close = difflib.get_close_matches(kind.group(1), RULE_KEYS, n=1, cutoff=0.6)
+            if close:
+                problem += f"; did you mean the rule key {close[0]!r}? (a rule needs an `outcome:`)"
+        raise ctx.error(f"tool {name!r}: {exc.field}: {problem}", [*where, *path], key=names_key, span=span,
                         root=raw) from None
+
+
+def _exact(root: Any, path: Sequence[Any], key: bool) -> Span | None:
+    """The span at exactly ``path`` (None when the path is not literally in the file)."""
+    node, span = root, None
+    for i, part in enumerate(path):
+        if isinstance(node, YMap) and part in node:
+            span = node.key_spans[part] if key and i == len(path) - 1 else node.value_spans[part]
+            node = node[part]
+        elif isinstance(node, YList) and isinstance(part, int) and 0 <= part < len(node):
+            span, node = node.item_spans[part], node[part]
+        else:
+            return None
+    return span
 
 
 def _holder_of(node: Any, key: str) -> YMap | None:
@@ -990,7 +1013,9 @@ def _build_invariant(value: Any, ctx: _Ctx, at: list[Any], root: Any) -> Any:
                 return obj()
             if hasattr(obj, "check"):
                 return obj
-            return FunctionInvariant(obj, name)
+            if _required_params(obj) == 0:  # a factory: call it for the invariant
+                return obj()
+            return FunctionInvariant(obj, name)  # a check: (result) -> violations | bool
 
         inv = _try_build(make, ctx, inner, f"invariant {name!r}", root)
         if not callable(getattr(inv, "check", None)):
@@ -1069,6 +1094,14 @@ def _check_param_types(name: str, fn: Any, args: list[Any], kwargs: dict[str, An
     if name == "terminal_state" and not args:
         raise ctx.error(f"invariant 'terminal_state' needs at least one state ({', '.join(TERMINAL_STATES)})",
                         at, root=root)
+
+
+def _required_params(fn: Any) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(1 for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 class FunctionInvariant:

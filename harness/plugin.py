@@ -7,6 +7,10 @@
 - ``chaos`` fixture: a ``harness.Chaos`` for the test, its runs named after the test.
 - ``--chaos-agent=module:attr`` (ini ``chaos_agent``), ``--chaos-seed=N``,
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
+- Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
+  under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
+  certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
+  files name Python code. See ``harness._yaml_items``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from . import _clock
+from . import _clock, _yaml_items
 from ._engine import safe_name
 from ._session import Chaos
 
@@ -45,8 +49,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
     group.addoption("--chaos-artifacts", default=None, metavar="DIR",
                     help="write each run's trace to DIR/<test-or-scenario-id>.trace.jsonl")
+    group.addoption("--chaos-certify", action="store_true", default=False,
+                    help="also run the bundled certification suite (implies --chaos)")
     parser.addini("chaos_agent", "agent under test for chaos runs ('module:attr' or 'builtin:NAME')",
                   default="builtin:guarded")
+    _yaml_items.add_ini(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,13 +63,19 @@ def pytest_configure(config: pytest.Config) -> None:
     opt = config.option
     agent = opt.chaos_agent or config.getini("chaos_agent") or "builtin:guarded"
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    settings = Settings(bool(opt.chaos), str(agent), int(opt.chaos_seed or 0), artifacts)
+    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
     config.stash[settings_key] = settings
     if settings.enabled:
         _clock.install()  # once, before any test measures time (see harness._clock)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    return _yaml_items.collect_file(file_path, parent)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselection sees the items
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    _yaml_items.add_certification_suite(session, config, items)
     if config.stash[settings_key].enabled:
         return
     skip = pytest.mark.skip(reason=SKIP_REASON)

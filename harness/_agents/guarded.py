@@ -2,26 +2,37 @@
 
 It is the baseline every built-in scenario must pass, and an example to read. Each
 guard can be switched off (``GuardConfig``) so the certification suite can prove that
-it catches the absence of each one (ablations).
+it catches the absence of each one (ablations; see docs/certification-matrix.md).
 
 What it does, in the order a call meets it:
 
 1. **Budgets** (steps, executions, virtual seconds, tokens): checked before each turn
-   and each execution; the run stops with STOPPED_LOOP_GUARD naming the budget.
+   and each execution; the prompt is counted before it is sent, so a turn that would
+   overrun the token budget is not made. The run stops with STOPPED_LOOP_GUARD naming
+   the budget.
 2. **Fingerprint** (``loop_key``): tool name + arguments with key order, whitespace,
    case, volatile ids and filler words removed, so jitter and paraphrase collide.
-3. **Admission** before execution: a call already refused or answered FATAL /
-   PRECONDITION is not resent unchanged; a call that succeeded twice is an exact
-   repeat; a call whose retries are spent is refused; A-B-A-B and A-B-C-A-B-C cycles
-   are refused; a side effect whose operation key was applied is refused, and one
-   whose outcome is unknown (a lost response) stops the run for a human.
-4. **Execution by class**: RETRYABLE retries with jittered exponential backoff on the
+3. **Progress**: a successful result is *new* when its content was not seen before in
+   the run (an empty result never is). Repetition that keeps bringing new results is
+   legitimate (a feed, a queue); repetition that brings nothing new is a loop.
+4. **Admission** before execution: a call already refused or answered FATAL /
+   PRECONDITION is not resent unchanged; a call asked for again after it brought
+   nothing new is an exact repeat; a call whose retries are spent is refused; a second
+   round of an A-B-A-B or A-B-C-A-B-C cycle of different calls is refused; a side
+   effect whose operation key was already applied is not executed again: the runtime
+   answers from its ledger (the recorded result), and one whose outcome is unknown (a
+   lost response) stops the run for a human.
+5. **Execution by class**: RETRYABLE retries with jittered exponential backoff on the
    virtual clock, never sooner than Retry-After; PRECONDITION hands the field back;
-   FATAL stops (NEEDS_HUMAN, or FAILED for not_found); PENDING polls under a deadline;
-   SUCCESS must bring a new fact, or the no-progress counter moves.
-5. **Stop**: a terminal state and a stop report (guard, reason, completed operations,
+   FATAL stops (NEEDS_HUMAN, or FAILED for not_found); PENDING polls under a deadline,
+   at the server's interval, else backing off from 5s to a minute; SUCCESS must bring
+   a new fact, or the no-progress counter moves.
+6. **Stop**: a terminal state and a stop report (guard, reason, completed operations,
    unmet precondition, last checkpoint, resume condition). After a stop the planner
    ends: the model is not asked again.
+7. **Resume**: the ledger of applied operations and the checkpoint live in
+   ``tools.store``, which survives a restart; a resumed run re-asks the model, and
+   operations already applied are answered from the ledger instead of being redone.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,12 +48,13 @@ from fake_tools import ToolError
 from fake_tools._fingerprint import canonical, digest
 
 from .._engine import AgentResult
-from .._model import tool_message
+from .._model import estimate_tokens, tool_message
 
 _FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
                     "known overview me to".split())
 _RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}
 _PRECONDITION_CODES = {"invalid_argument", "missing_argument", "wrong_type", "unknown_argument", "unknown_tool"}
+_OUTPUT_RESERVE = 64  # tokens kept free for the model's answer when a prompt is counted
 
 
 @dataclass(frozen=True)
@@ -51,13 +63,13 @@ class GuardConfig:
 
     normalise_args: bool = True
     detect_cycles: bool = True
-    check_progress: bool = True
+    check_progress: bool = True  # off: no result counts as new (repeats are counted blindly), no no-progress stop
     idempotency: bool = True
     honour_retry_after: bool = True
     classify_errors: bool = True
     budgets: bool = True
     stop_report: bool = True
-    eager: bool = False  # the over-eager guard: stops on any second identical call
+    eager: bool = False  # the over-eager guard: stops on any second identical call, retries and polls included
     max_attempts: int = 3
     max_repeats: int = 2
     max_refusals: int = 2
@@ -79,8 +91,10 @@ class _Stop(Exception):
 
 @dataclass
 class _CallState:
+    asks: int = 0  # times the model asked for this call (executed or answered from the ledger)
     executions: int = 0
     failures: int = 0
+    stale: int = 0  # answers in a row to this call that brought nothing new
     last_class: str | None = None
     blocked: tuple[str, str] | None = None  # (guard, reason) for refusing an unchanged resend
     first_pending: float | None = None
@@ -91,8 +105,9 @@ class _Guard:
     cfg: GuardConfig
     tools: Any
     ops: dict[str, str]
+    results: dict[str, Any]
     calls: dict[str, _CallState] = field(default_factory=dict)
-    history: list[str] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)  # loop keys of the answers, in order
     facts: set[str] = field(default_factory=set)
     stale: int = 0
     executions: int = 0
@@ -136,6 +151,15 @@ class _Guard:
         if self.tokens >= self.limit("max_tokens"):
             raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens", f"token budget of {self.limit('max_tokens')} spent")
 
+    def check_prompt(self, messages: Sequence[Any]) -> None:
+        """Count the prompt before sending it: a turn that would overrun the token budget is not made."""
+        if not self.cfg.budgets:
+            return
+        projected = self.tokens + estimate_tokens(messages) + _OUTPUT_RESERVE
+        if projected > self.limit("max_tokens"):
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens",
+                        f"the next turn would need ~{projected} tokens; the budget is {self.limit('max_tokens')}")
+
     # -- admission: refuse before execution -------------------------------------------
 
     def admit(self, name: str, args: Mapping[str, Any], key: str) -> tuple[str, str] | None:
@@ -154,25 +178,42 @@ class _Guard:
                 return None
             if st.last_class == "RETRYABLE" and st.failures >= cfg.max_attempts:
                 return "retry_budget", f"{name} failed {st.failures} times; its retry budget is spent"
-            if st.executions >= cfg.max_repeats:
-                return "exact_repeat", f"{name} already ran {st.executions} times with these arguments"
-        if cfg.detect_cycles and _closes_cycle(self.history, key) and (st is None or st.last_class != "PENDING"):
-            return "cycle", f"{name} would repeat a cycle of calls with no new result"
-        op = self.op_key(name, args, key)
-        if op is not None and cfg.idempotency:
-            state = self.ops.get(op)
-            if state == "applied":
-                return "idempotency", f"operation {op} was already applied; not repeating a side effect"
-            if state == "unknown":
-                raise _Stop("NEEDS_HUMAN", "idempotency", f"outcome of {op} is unknown (response lost)",
-                            unmet=f"confirm whether {op} was applied before retrying")
+            if st.asks >= cfg.max_repeats and st.stale:
+                return "exact_repeat", (f"{name} was already answered {st.asks} times with these arguments and "
+                                        f"the last answer brought nothing new")
+        if cfg.detect_cycles and self.closes_cycle(key) and (st is None or st.last_class != "PENDING"):
+            return "cycle", f"{name} would repeat a cycle of calls"
         return None
+
+    def closes_cycle(self, key: str) -> bool:
+        """Would ``key`` complete a second identical round of 2 or 3 different calls?"""
+        keys = [*self.history, key]
+        for period in (2, 3):
+            if len(keys) >= 2 * period:
+                tail = keys[-2 * period:]
+                if tail[:period] == tail[period:] and len(set(tail[:period])) > 1:
+                    return True
+        return False
+
+    def replay(self, name: str, args: Mapping[str, Any], key: str) -> tuple[bool, Any]:
+        """(True, recorded result) when this side effect's operation was already applied. May raise _Stop."""
+        op = self.op_key(name, args, key)
+        if op is None or not self.cfg.idempotency:
+            return False, None
+        state = self.ops.get(op)
+        if state == "applied":
+            return True, self.results.get(op, {"status": "already_applied", "operation": op})
+        if state == "unknown":
+            raise _Stop("NEEDS_HUMAN", "idempotency", f"outcome of {op} is unknown (response lost)",
+                        unmet=f"confirm whether {op} was applied before retrying")
+        return False, None
 
     # -- execution by result class ------------------------------------------------------
 
     def execute(self, call: Any, args: dict[str, Any], key: str) -> Any:
         cfg, tools = self.cfg, self.tools
         st = self.calls.setdefault(key, _CallState())
+        st.asks += 1
         op = self.op_key(call.name, args, key)
         spec = tools.spec(call.name)
         if op is not None and cfg.idempotency and spec.idempotency_key and args.get(spec.idempotency_key) is None:
@@ -186,20 +227,21 @@ class _Guard:
             except (TimeoutError, ConnectionError) as exc:
                 result = exc
             self.executions += 1
-            self.history.append(key)
             cls, code, retry_after = self.classify(result)
             st.executions += 1
             st.last_class = cls
             content = _content(result)
             if cls == "SUCCESS":
                 st.failures = 0
-                self.record_success(call.name, op, result)
+                self.answered(key, st, self.record_success(call.name, op, result, content))
                 return content
             if cls == "PENDING":
+                self.history.append(key)
                 if st.first_pending is None:
                     st.first_pending = tools.now()
-                time.sleep(retry_after or 5.0)  # the polling interval, on the virtual clock
+                time.sleep(self.poll_interval(st.executions, retry_after))  # on the virtual clock
                 return content
+            self.answered(key, st, False)
             if cls == "PRECONDITION":
                 st.blocked = ("unchanged_resend",
                               f"{call.name} was rejected ({code}); resend it only with corrected arguments")
@@ -217,7 +259,20 @@ class _Guard:
             if st.failures >= cfg.max_attempts:
                 return {"error": {"code": code, "retryable": False,
                                   "message": f"{call.name} failed {st.failures} times ({code}); giving up on it"}}
+            if cfg.eager:
+                raise _Stop("STOPPED_LOOP_GUARD", "exact_repeat", f"{call.name} would be sent again unchanged")
             time.sleep(self.backoff(st.failures, retry_after))
+
+    def poll_interval(self, polls: int, retry_after: float | None) -> float:
+        """The server's interval when it gives one, else 5s doubling per poll up to ``max_backoff``."""
+        if retry_after:
+            return retry_after
+        return min(self.cfg.max_backoff, 5.0 * 2.0 ** (polls - 1))
+
+    def answered(self, key: str, st: _CallState, new: bool) -> None:
+        new = new and self.cfg.check_progress  # without a progress check, nothing can be told apart as new
+        st.stale = 0 if new else st.stale + 1
+        self.history.append(key)
 
     def classify(self, result: Any) -> tuple[str, str, float | None]:
         cls, code, retry_after = _classify(result)
@@ -232,19 +287,34 @@ class _Guard:
             delay = max(delay, retry_after)
         return delay
 
-    def record_success(self, name: str, op: str | None, result: Any) -> None:
+    def record_success(self, name: str, op: str | None, result: Any, content: Any) -> bool:
+        """Record a successful answer; True when it brought something new."""
         if op is not None:
             self.ops[op] = "applied"
+            self.results[op] = content
             self.completed.append(op)
-        fact = digest(canonical(result) if not isinstance(result, str) else result)
-        if fact in self.facts:
+        if _is_empty(result):
+            new = False
+        else:
+            fact = digest(canonical(result) if not isinstance(result, str) else result)
+            new = fact not in self.facts
+            self.facts.add(fact)
+        if new:
+            self.stale = 0
+        else:
             self.stale += 1
             if self.cfg.check_progress and self.stale >= self.cfg.no_progress_limit:
                 raise _Stop("STOPPED_LOOP_GUARD", "no_progress",
                             f"{self.stale} results in a row brought nothing new")
-        else:
-            self.facts.add(fact)
-            self.stale = 0
+        return new
+
+
+def _is_empty(value: Any) -> bool:
+    if value is None or value == "" or value == [] or value == {}:
+        return True
+    if isinstance(value, Mapping):
+        return all(isinstance(v, (list, dict)) and not v for v in value.values())
+    return False
 
 
 def _loose(value: Any) -> Any:
@@ -257,16 +327,6 @@ def _loose(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_loose(v) for v in value]
     return value
-
-
-def _closes_cycle(history: list[str], key: str) -> bool:
-    seq = [*history, key]
-    for period in (2, 3):
-        if len(seq) >= 2 * period:
-            tail = seq[-2 * period:]
-            if tail[:period] == tail[period:] and len(set(tail[:period])) > 1:
-                return True
-    return False
 
 
 def _classify(result: Any) -> tuple[str, str, float | None]:
@@ -306,15 +366,21 @@ class GuardedAgent:
     def __init__(self, config: GuardConfig | None = None, **overrides: Any) -> None:
         self.config = replace(config or GuardConfig(), **overrides)
 
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in vars(self.config).items() if getattr(GuardConfig(), k) != v}
+        return f"GuardedAgent({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
     def __call__(self, task: str, model: Any, tools: Any) -> AgentResult:
         ops = tools.store.setdefault("guarded.ops", {})
-        guard = _Guard(self.config, tools, ops, rng=random.Random(f"{tools.seed}:guarded"))
+        results = tools.store.setdefault("guarded.results", {})
+        guard = _Guard(self.config, tools, ops, results, rng=random.Random(f"{tools.seed}:guarded"))
         messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
         refused_last: tuple[str, str] | None = None
         step = 0
         try:
             while True:
                 guard.check_budgets(step)
+                guard.check_prompt(messages)
                 turn = model.complete(messages, tools.specs)
                 step += 1
                 guard.tokens += turn.usage.total
@@ -342,7 +408,16 @@ class GuardedAgent:
         key = guard.loop_key(call.name, args)
         verdict = guard.admit(call.name, args, key)
         if verdict is None:
-            return guard.execute(call, args, key)
+            done, recorded = guard.replay(call.name, args, key)
+            if not done:
+                return guard.execute(call, args, key)
+            # Not executed: the operation already happened; the model gets the recorded result.
+            tools.refuse(call.name, args, guard="idempotency", call_id=call.id,
+                         reason="operation already applied; answered from the ledger, not executed again")
+            st = guard.calls.setdefault(key, _CallState())
+            st.asks += 1
+            guard.answered(key, st, False)
+            return recorded
         guard.refusals += 1
         reason = verdict[1]
         tools.refuse(call.name, args, guard=verdict[0], reason=reason, call_id=call.id)
