@@ -393,3 +393,18 @@ def test_html_escapes_everything_from_the_run(tmp_path: Path) -> None:
     page = (tmp_path / "report.html").read_text()
     assert "<script>alert" not in page and "<img src=x>" not in page and "</svg><b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_certification_suite_reports_twice_the_same(tmp_path: Path) -> None:
+    certify = pytest.importorskip("harness._certify")
+    scenarios = certify.suite()[:6]
+    if not scenarios:  # pragma: no cover
+        pytest.skip("no bundled scenarios in this checkout")
+    meta = {"agent": "builtin:naive", "suite": "certification"}
+    write_reports(certify.certify("builtin:naive", scenarios), meta, tmp_path / "a", step_summary=False)
+    write_reports(certify.certify("builtin:naive", scenarios), meta, tmp_path / "b", step_summary=False)
+    assert _normalised(tmp_path / "a") == _normalised(tmp_path / "b")
+    data = read_report(tmp_path / "a" / "report.json")
+    for s in data["scenarios"]:
+        assert s["file"].startswith("toolchaos_scenarios/certification/") and s["file"].endswith(".chaos.yaml")
+        assert re.fullmatch(r"[0-9a-f]{64}|sha256:[0-9a-f]{64}", s["content_hash"]), s["content_hash"]
