@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 
@@ -30,10 +31,13 @@ class EffectLedger:
     derived from the list of effects, so counts stay exact under concurrency.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, effects: Iterable[Effect] = ()) -> None:
+        """``effects``: a history to continue from (a run resumed after a restart keeps counting)."""
         self.effects: list[Effect] = []
         self._counters: dict[str, itertools.count[int]] = {}
         self._last: dict[str, int] = {}
+        for e in effects:
+            EffectLedger.record(self, *e)
 
     def record(self, tool: str, key: str, applied: bool, status: str, seq: int) -> int:
         """Record one execution; returns the tool's applied-effect count after it."""

@@ -13,6 +13,7 @@ without the harness or pytest.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ class _Param:
     enum: tuple[Any, ...] | None
 
 
-def _compile_schema(tool: str, schema: Mapping[str, Any]) -> tuple[tuple[_Param, ...], frozenset[str], bool,
+def _compile_schema(tool: str, schema: Mapping[str, Any]) -> tuple[tuple[_Param, ...], tuple[str, ...], bool,
                                                                     dict[str, Any]]:
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         raise DefinitionError(tool, "parameters", f"expected a JSON Schema object, got {schema!r}")
@@ -71,7 +72,9 @@ def _compile_schema(tool: str, schema: Mapping[str, Any]) -> tuple[tuple[_Param,
         raise DefinitionError(tool, "parameters.required",
                               f"expected a list of declared properties ({', '.join(props)}), got {required!r}")
     closed = schema.get("additionalProperties", True) is False
-    return tuple(params), frozenset(required), closed, defaults
+    # A tuple in declaration order, not a set: which missing field is reported first must not
+    # depend on the process's hash seed (xdist workers each have their own).
+    return tuple(params), tuple(dict.fromkeys(required)), closed, defaults
 
 
 def _precondition(code: str, field_name: str, message: str) -> Outcome:
@@ -93,7 +96,7 @@ class FakeTool:
     schedule: FaultSchedule = field(default_factory=FaultSchedule)
     payload: Payload | None = None
     _params: tuple[_Param, ...] = field(default=(), repr=False, compare=False)
-    _required: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    _required: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _closed: bool = field(default=False, repr=False, compare=False)
     _defaults: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -148,17 +151,22 @@ class FakeTool:
 
         ``bad``: the validation result when the caller already has it (``True``: validate here).
         """
-        state.calls += 1
+        return self.resolve_numbered(args, state, now, key, seed, bad)[0]
+
+    def resolve_numbered(self, args: Mapping[str, Any], state: ToolState, now: float, key: str, seed: int,
+                         bad: Outcome | bool | None = True) -> tuple[Outcome, int]:
+        """``resolve`` and the call's number, exact when several workers call the tool at once."""
+        state.calls = n = next(state.counter)  # atomic, unlike `calls += 1`
         if bad is True:
             bad = self.validate(args)
         if isinstance(bad, Outcome):
-            return bad
+            return bad, n
         scratch = state.scratch
         blocked = scratch.get("blocked_until")
         if blocked is not None and now < blocked:
             return Outcome("transient", OutcomeClass.RETRYABLE, "rate_limited", None, retryable=True,
                            retry_after=round(blocked - now, 6), applied=False,
-                           message="rate limited: retried before Retry-After elapsed")
+                           message="rate limited: retried before Retry-After elapsed"), n
         sched = self.schedule
         if not sched.rules and type(sched.default) is Ok:  # the common case: one outcome per argument set
             done = state.outcomes.get(key)
@@ -166,9 +174,9 @@ class FakeTool:
                 dflt = sched.default
                 data = dflt.data if dflt.has_data else self._make_payload(args, key, state, seed)
                 done = state.outcomes[key] = Outcome("ok", OutcomeClass.SUCCESS, "ok", data)
-            return done
-        call = CallInfo(self.name, args, state.calls, key, now, scratch, lambda: self._make_payload(args, key, state, seed))
-        return sched.pick(call, seed).resolve(call)
+            return done, n
+        call = CallInfo(self.name, args, n, key, now, scratch, lambda: self._make_payload(args, key, state, seed))
+        return sched.pick(call, seed).resolve(call), n
 
     def _make_payload(self, args: Mapping[str, Any], key: str, state: ToolState, seed: int) -> Any:
         cache = state.payloads
@@ -190,7 +198,8 @@ class FakeTool:
 
 @dataclass(slots=True)
 class ToolState:
-    calls: int = 0
+    calls: int = 0  # the number of the latest call (read it right after resolve() in one thread only)
+    counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1), repr=False)
     scratch: dict[Any, Any] = field(default_factory=dict)
     payloads: dict[str, Any] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
@@ -269,11 +278,22 @@ class ToolSet:
         self.ledger = ledger if ledger is not None else EffectLedger()
         self.states: dict[str, ToolState] = {n: ToolState() for n in self.tools}
         self.seq = 0
+        self._seqs = itertools.count(1)
         self._known: dict[tuple[str, str], tuple[dict[str, Any], str, str, Outcome | None]] = {}
 
     def execute(self, name: str, args: Mapping[str, Any],
                 seq: int | None = None) -> tuple[FakeTool, Outcome, dict[str, Any], str, int]:
         """Resolve and record one execution: (tool, outcome, normalised args, fingerprint, ledger count)."""
+        tool, outcome, norm, fp, count, _ = self.run_call(name, args, seq)
+        return tool, outcome, norm, fp, count
+
+    def run_call(self, name: str, args: Mapping[str, Any], seq: int | None = None, advance: bool = True
+                 ) -> tuple[FakeTool, Outcome, dict[str, Any], str, int, int]:
+        """``execute`` plus the tool's call number; ``advance=False`` leaves the latency to the caller.
+
+        The call number is returned, not read back from the tool state afterwards, so it is
+        exact when several workers call the same tool at once.
+        """
         tool = self.tools.get(name)
         if tool is None:
             raise UnknownTool(name, self.tools)
@@ -289,16 +309,16 @@ class ToolSet:
                 self._known[ck] = known
         norm, text, fp, bad = known
         clock = self.clock
-        outcome = tool.resolve(args, self.states[name], clock.now(), text, self.seed, bad)
-        if outcome.latency:
+        state = self.states[name]
+        outcome, call_no = tool.resolve_numbered(args, state, clock.now(), text, self.seed, bad)
+        if outcome.latency and advance:
             clock.advance(outcome.latency)
         count = 0
         if seq is None:
-            self.seq += 1
-            seq = self.seq
+            self.seq = seq = next(self._seqs)
         if tool.side_effect:
             count = self.ledger.record(name, tool.operation_key(args, fp), outcome.applied, outcome.status, seq)
-        return tool, outcome, norm, fp, count
+        return tool, outcome, norm, fp, count, call_no
 
     def call(self, name: str, args: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         tool, outcome, _, _, _ = self.execute(name, {**(args or {}), **kwargs})

@@ -21,6 +21,7 @@ from ._engine import (
     Budgets,
     Ceiling,
     HardCeiling,
+    LeftoverStopped,
     ModelClient,
     RunClosed,
     RunResult,
@@ -28,8 +29,10 @@ from ._engine import (
     run,
 )
 from ._invariants import InvariantViolation
+from ._isolation import NetworkBlocked
 from ._model import Decision, ModelTurn, ToolCall, Usage, tool_message
 from ._session import Chaos
+from ._store import SqliteLedger, SqliteStore
 from ._trace import Trace
 from ._watchdog import WatchdogExpired
 
@@ -37,7 +40,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "HARNESS_STATES", "REPORT_FIELDS", "TERMINAL_STATES", "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision",
-    "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "ModelClient", "ModelTurn", "RunClosed",
-    "RunResult", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "invariants",
+    "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "LeftoverStopped", "ModelClient", "ModelTurn",
+    "NetworkBlocked", "RunClosed", "RunResult", "SqliteLedger", "SqliteStore", "ToolCall", "Toolbox", "Trace", "Usage",
+    "WatchdogExpired", "__version__", "invariants",
     "policies", "resolve_agent", "run", "tool_message",
 ]

@@ -13,6 +13,14 @@ they advance the virtual clock and return at once, outside a run they really sle
 Asyncio event loops keep real monotonic time (freezegun's ``real_asyncio``), so loop
 machinery is not confused by the jumps of virtual time.
 
+Async agents run on a ``VirtualEventLoop`` instead (the engine creates one per async run):
+its ``time()`` is the run's virtual clock, and when nothing is ready it jumps the clock to
+the next timer instead of waiting. So ``asyncio.sleep``, ``asyncio.wait_for`` and
+``asyncio.timeout`` are virtual too, and concurrent sleepers overlap (two tasks sleeping
+10 s in parallel take 10 virtual seconds, not 20). While real work is pending (a thread of
+the loop's executor, a socket or pipe the agent registered) virtual time only flows as fast
+as real time, so a real answer is never overtaken by a virtual timeout.
+
 Caveat: monotonic clocks read before installation are not comparable with readings
 after it (freezegun derives them from the wall clock); install early.
 """
@@ -22,10 +30,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import datetime as _dt
+import selectors
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from typing import Any, TypeVar
 
 import freezegun
 import freezegun.api as _fz
@@ -101,8 +111,8 @@ def _virtual_sleep(seconds: float) -> None:
 
 async def _virtual_async_sleep(delay: float, result: Any = None) -> Any:
     clock = _active
-    if clock is None:
-        return await _real_async_sleep(delay, result)
+    if clock is None or delay <= 0 or type(asyncio.get_running_loop()) is VirtualEventLoop:
+        return await _real_async_sleep(delay, result)  # on a virtual loop the timer itself is virtual
     clock.advance(delay)
     return await _real_async_sleep(0, result)
 
@@ -185,3 +195,102 @@ def real_perf_counter() -> float:
 
 def real_sleep(seconds: float) -> None:
     _real_sleep(seconds)
+
+
+# -- asyncio on virtual time ------------------------------------------------------------
+
+REAL_SLICE = 0.01  # while real work is pending, wait for it in slices of this many real seconds
+
+_T = TypeVar("_T")
+
+
+class _VirtualSelector(selectors.BaseSelector):
+    """The loop's selector: polls real I/O, and jumps virtual time when only timers are left."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self._sel = selectors.DefaultSelector()
+        self._clock = clock
+        self.jobs = 0  # executor jobs in flight (run_in_executor, to_thread, getaddrinfo)
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._sel.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._sel.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._sel.modify(fileobj, events, data)
+
+    def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
+        return self._sel.get_map()
+
+    def close(self) -> None:
+        self._sel.close()
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout is not None and timeout <= 0:
+            return self._sel.select(0)
+        ready = self._sel.select(0)
+        if ready:
+            return ready
+        # The loop's own self-pipe is always registered: more means the agent waits on real I/O.
+        if self.jobs or len(self._sel.get_map()) > 1:
+            real = REAL_SLICE if timeout is None else min(timeout, REAL_SLICE)
+            t0 = _fz.real_monotonic()
+            ready = self._sel.select(real)
+            if timeout is not None and not ready:
+                self._clock.advance(min(timeout, _fz.real_monotonic() - t0))
+            return ready
+        if timeout is None:  # no timer, no real work: only another thread can wake the loop
+            return self._sel.select(None)
+        self._clock.advance(timeout)  # only timers are left: jump to the next one
+        return []
+
+
+class VirtualEventLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock is a run's ``VirtualClock`` (see the module docstring)."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self._vclock = clock
+        self._vselector = _VirtualSelector(clock)
+        super().__init__(self._vselector)
+        # Timers are compared with a tolerance of one clock resolution: virtual seconds are
+        # floats that a jump reaches up to rounding, so use a microsecond, not a nanosecond.
+        self._clock_resolution = 1e-6
+
+    def time(self) -> float:
+        return self._vclock.t
+
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
+        fut: asyncio.Future[Any] = super().run_in_executor(executor, func, *args)
+        self._vselector.jobs += 1
+        fut.add_done_callback(self._job_done)
+        return fut
+
+    def _job_done(self, fut: asyncio.Future[Any]) -> None:
+        self._vselector.jobs -= 1
+
+
+def run_coroutine(coro: Coroutine[Any, Any, _T], clock: VirtualClock) -> _T:
+    """``asyncio.run(coro)`` on a ``VirtualEventLoop`` bound to ``clock``."""
+    loop = VirtualEventLoop(clock)
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            _cancel_all(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    if not pending:
+        return
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))

@@ -9,6 +9,15 @@ The harness always terminates: a ceiling on tool calls and model turns raises
 ``HardCeiling`` inside the agent, and a real-time watchdog stops an agent that spins
 without calling anything. Both are ``BaseException``s so ``except Exception`` in an
 agent cannot swallow them; the run then ends as a failure with its trace kept.
+
+Concurrency: an agent may call its tools from several threads or asyncio tasks at once
+(``tools.acall`` for async tools; parallel calls of one model turn under ``asyncio.gather``).
+Every counter on the call path is an ``itertools.count`` (atomic in CPython), events are
+put back in ``seq`` order when the run ends, and the ledger's counts are exact. A ceiling
+hit in a worker thread ends the run even if the agent's own thread carried on. Calls from
+threads that outlive the run are refused, recorded (``late``) and, if they keep coming,
+stopped; a run whose threads were still calling when it returned fails (``threads``).
+See docs/isolation.md.
 """
 
 from __future__ import annotations
@@ -16,18 +25,20 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import operator
 import random
+import threading
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from fake_tools import EffectLedger, FakeTool, Outcome, ToolSet
 from fake_tools._fingerprint import canonical as _canonical
 from fake_tools._fingerprint import digest, normalise
 
-from . import _clock, _watchdog
+from . import _clock, _isolation, _watchdog
 from ._model import Decision, ModelTurn, ModelView, ToolCall, Usage, estimate_tokens, read_feedback
 from ._policies import Policy, as_policy
 from ._trace import Trace
@@ -45,6 +56,13 @@ class HardCeiling(HarnessStop):
 
 class RunClosed(RuntimeError):
     """A tool or the model was called after the run had ended (a leftover thread)."""
+
+
+class LeftoverStopped(HarnessStop):
+    """A thread kept calling tools after its run had ended; raised past ``except Exception`` to end it."""
+
+
+LATE_RECORDED = 20  # late calls recorded per run; the next ones stop their thread (LeftoverStopped)
 
 
 class PolicyCrashed(HarnessStop):
@@ -76,6 +94,7 @@ class Ceiling:
     max_tool_calls: int = 1000
     max_model_turns: int = 200
     real_seconds: float = 5.0
+    thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
 
 
 @dataclass
@@ -91,7 +110,7 @@ class _Run:
     """Shared state of one run (the toolbox and the model client both write to it)."""
 
     def __init__(self, run_id: str, task: str, seed: int, toolset: ToolSet, policy: Policy,
-                 ceiling: Ceiling, budgets: Budgets, store: dict[str, Any]) -> None:
+                 ceiling: Ceiling, budgets: Budgets, store: MutableMapping[str, Any]) -> None:
         self.run_id = run_id
         self.task = task
         self.seed = seed
@@ -105,7 +124,10 @@ class _Run:
         self.events: list[dict[str, Any]] = []
         self.seq = itertools.count(1)
         self.step = 0
-        self.tool_calls = 0
+        self.tool_calls = itertools.count(1)  # atomic under concurrent workers
+        self.lock = threading.Lock()  # model turns and request matching, when workers run at once
+        self.stopped: HarnessStop | None = None  # a ceiling hit in any thread ends the run
+        self.late = itertools.count(1)
         self.pending: list[list[Any]] = []  # [call_id, tool, fingerprint] asked for, not yet handled
         self.usage: list[Usage] = []
         self.memory: dict[str, Any] = {}
@@ -121,15 +143,18 @@ class _Run:
     def take_request(self, name: str, fp: str, call_id: str | None) -> str | None:
         """Match an execution or refusal to the model's request it answers."""
         pending = self.pending
-        for i, (cid, _, tfp) in enumerate(pending):
-            if cid == call_id or (call_id is None and tfp == fp):
-                del pending[i]
-                return str(cid)
-        if call_id is None:
-            for i, (cid, tname, _) in enumerate(pending):
-                if tname == name:
+        if not pending:
+            return call_id
+        with self.lock:
+            for i, (cid, _, tfp) in enumerate(pending):
+                if cid == call_id or (call_id is None and tfp == fp):
                     del pending[i]
                     return str(cid)
+            if call_id is None:
+                for i, (cid, tname, _) in enumerate(pending):
+                    if tname == name:
+                        del pending[i]
+                        return str(cid)
         return call_id
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -187,6 +212,24 @@ class Toolbox:
         tool, outcome = self.execute(name, args, call_id=call_id, **kwargs)
         return tool.deliver(outcome)
 
+    async def acall(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
+                    **kwargs: Any) -> Any:
+        """``call`` for async agents: the tool's latency is awaited, so parallel calls overlap."""
+        tool, outcome = await self.aexecute(name, args, call_id=call_id, **kwargs)
+        return tool.deliver(outcome)
+
+    async def aexecute(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
+                       **kwargs: Any) -> tuple[FakeTool, Outcome]:
+        """``execute`` for async agents.
+
+        The call executes (and is recorded) at once, at the current virtual time; then the
+        caller awaits the tool's latency, yielding to other tasks, so calls gathered in one
+        model turn start together and the clock ends at the slowest one, not at the sum.
+        """
+        result = self._execute(name, args, call_id, kwargs, False)
+        await asyncio.sleep(result[1].latency)  # virtual: see harness._clock
+        return result
+
     def execute(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
                 **kwargs: Any) -> tuple[FakeTool, Outcome]:
         """Execute and record one call; return the tool and its outcome, undelivered.
@@ -194,23 +237,28 @@ class Toolbox:
         For runtimes that deliver outcomes themselves (an HTTP-backed tool answers with a
         status code, a header or a dropped connection instead of a Python value).
         """
+        return self._execute(name, args, call_id, kwargs, True)
+
+    def _execute(self, name: str, args: Mapping[str, Any] | None, call_id: str | None, kwargs: dict[str, Any],
+                 advance: bool) -> tuple[FakeTool, Outcome]:
         run = self._run
         if run.closed:
             self._late(name, args or kwargs)
-        run.tool_calls += 1
-        if run.tool_calls > run.ceiling.max_tool_calls:
-            raise HardCeiling(f"more than {run.ceiling.max_tool_calls} tool calls (the harness ceiling)")
+        if next(run.tool_calls) > run.ceiling.max_tool_calls:
+            stop = HardCeiling(f"more than {run.ceiling.max_tool_calls} tool calls (the harness ceiling)")
+            run.stopped = run.stopped or stop
+            raise stop
         if kwargs:
             args = {**(args or {}), **kwargs}
         elif args is None:
             args = {}
         seq = next(run.seq)
         started = run.clock.t
-        tool, outcome, norm, fp, count = run.toolset.execute(name, args, seq)
+        tool, outcome, norm, fp, count, call_no = run.toolset.run_call(name, args, seq, advance)
         run.events.append({
             "run": run.run_id, "seq": seq, "step": run.step, "kind": "tool", "t": round(started, 6),
             "latency": outcome.latency,
-            "tool": name, "call_no": run.toolset.states[name].calls, "args": norm, "fp": fp,
+            "tool": name, "call_no": call_no, "args": norm, "fp": fp,
             "call_id": run.take_request(name, fp, call_id), "outcome": outcome.kind, "class": outcome.cls.value,
             "code": outcome.code, "retry_after": outcome.retry_after, "executed": True,
             "effects": count if tool.side_effect else None,
@@ -234,9 +282,14 @@ class Toolbox:
 
     def _late(self, name: str, args: Mapping[str, Any]) -> NoReturn:
         run = self._run
+        n = next(run.late)
+        if n > LATE_RECORDED:  # a leftover thread that ignores RunClosed: end it, record no more
+            raise LeftoverStopped(f"{name} was called {n} times after the run {run.run_id} had ended; "
+                                  f"the harness stopped the calling thread")
         norm, fp = run.fp(name, args)
-        run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "late",
-                           "t": round(run.clock.t, 6), "tool": name, "args": norm, "fp": fp, "executed": False})
+        with run.lock:  # the engine may be sorting the events of the run that just ended
+            run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "late",
+                               "t": round(run.clock.t, 6), "tool": name, "args": norm, "fp": fp, "executed": False})
         raise RunClosed(f"{name} was called after the run had ended; the call was not executed")
 
 
@@ -250,19 +303,22 @@ class ModelClient:
         run = self._run
         if run.closed:
             raise RunClosed("the model was called after the run had ended")
-        if run.step >= run.ceiling.max_model_turns:
-            raise HardCeiling(f"more than {run.ceiling.max_model_turns} model turns (the harness ceiling)")
-        run.flush_pending()
-        run.step += 1
-        msgs = [dict(m) for m in messages]
-        view = ModelView(run.task, run.step, msgs, read_feedback(msgs), list(run.tools), run.rng, run.memory)
-        try:
-            decision = run.policy.decide(view)
-        except HarnessStop:
-            raise
-        except BaseException as exc:
-            raise PolicyCrashed(exc) from exc
-        return self._turn(run, msgs, decision)
+        with run.lock:  # one turn at a time: policies are not thread-safe, steps must not interleave
+            if run.step >= run.ceiling.max_model_turns:
+                stop = HardCeiling(f"more than {run.ceiling.max_model_turns} model turns (the harness ceiling)")
+                run.stopped = run.stopped or stop
+                raise stop
+            run.flush_pending()
+            run.step += 1
+            msgs = [dict(m) for m in messages]
+            view = ModelView(run.task, run.step, msgs, read_feedback(msgs), list(run.tools), run.rng, run.memory)
+            try:
+                decision = run.policy.decide(view)
+            except HarnessStop:
+                raise
+            except BaseException as exc:
+                raise PolicyCrashed(exc) from exc
+            return self._turn(run, msgs, decision)
 
     async def acomplete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
         return self.complete(messages, tools)
@@ -373,41 +429,73 @@ def _run_agent(agent: Callable[..., Any], task: str, model: ModelClient, toolbox
         async def _await() -> Any:
             return await out
 
-        out = asyncio.run(_await())
+        out = _clock.run_coroutine(_await(), cast(_clock.VirtualClock, model._run.clock))  # asyncio.run, virtual time
     return out
+
+
+_SEQ = operator.itemgetter("seq")
+
+
+def _leftover_threads(before: set[threading.Thread], r: _Run, grace: float) -> list[str]:
+    """Threads the agent started that still call into the run after it returned (names)."""
+    started = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    if not started:
+        return []
+    deadline = _clock.real_monotonic() + grace
+    for t in started:  # a thread that gets RunClosed and stops ends here; idle pool workers do not
+        t.join(max(0.0, deadline - _clock.real_monotonic()))
+    late = sum(1 for e in r.events if e["kind"] == "late")
+    if not late:
+        return []
+    return sorted(t.name for t in started if t.is_alive()) or ["(ended during the grace period)"]
 
 
 def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
         budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
-        store: dict[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None) -> RunResult:
+        store: MutableMapping[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
+        ledger: EffectLedger | None = None) -> RunResult:
     """Run ``agent(task, model, tools)`` once and return what happened.
 
     ``agent`` is a callable or a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``).
     ``artifacts``: a directory; the trace is written there as ``<name>.trace.jsonl``.
+    ``store``: ``tools.store`` (a dict, or ``harness.SqliteStore`` to survive a process restart).
+    ``ledger``: an effect ledger to continue (a resumed run keeps counting); by default a new
+    one, or the store's own ``ledger`` when the store has one (``SqliteStore`` does).
     """
     from ._agents import resolve_agent
 
     agent_fn = resolve_agent(agent)
     _clock.install()
+    _isolation.install()
     clock = _clock.VirtualClock()
     ceiling = ceiling or Ceiling()
     if not isinstance(budgets, Budgets):
         budgets = Budgets(**dict(budgets or {}))
     run_id = f"{name}#{seed}"
-    toolset = ToolSet(tools, seed=seed, clock=clock)
+    if ledger is None and isinstance(getattr(store, "ledger", None), EffectLedger):
+        ledger = store.ledger  # type: ignore[union-attr]
+    toolset = ToolSet(tools, seed=seed, clock=clock, ledger=ledger)
     r = _Run(run_id, task, seed, toolset, as_policy(policy), ceiling, budgets, {} if store is None else store)
     toolbox, model = Toolbox(r), ModelClient(r)
     harness_stop = error = None
     interrupted: BaseException | None = None
     previous = _clock.activate(clock)
+    net_mark = _isolation.begin()
     token = _watchdog.arm(ceiling.real_seconds)
+    threads_before = set(threading.enumerate())
     try:
-        result = _as_agent_result(_run_agent(agent_fn, task, model, toolbox), r)
+        try:
+            out = _run_agent(agent_fn, task, model, toolbox)
+        finally:
+            _watchdog.disarm(token)  # first: nothing is injected into the code below
+        result = _as_agent_result(out, r)
     except HardCeiling as exc:
         harness_stop, error, result = "ceiling", str(exc), AgentResult("HARD_CEILING")
     except WatchdogExpired:
         harness_stop, error = "watchdog", f"the agent ran past the real-time limit of {ceiling.real_seconds:g}s"
         result = AgentResult("WATCHDOG")
+    except _isolation.NetworkBlocked as exc:
+        harness_stop, error, result = "network", str(exc), AgentResult("CRASHED")
     except PolicyCrashed as exc:
         harness_stop, error, result = "policy", "".join(traceback.format_exception(exc.original)), AgentResult("CRASHED")
         interrupted = exc.original
@@ -417,9 +505,23 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     except BaseException as exc:  # the agent crashed, SystemExit included: a failed run, not a dead session
         harness_stop, error, result = "crash", "".join(traceback.format_exception(exc)), AgentResult("CRASHED")
     finally:
-        _watchdog.disarm(token)
+        _watchdog.disarm(token)  # again, in case the first was cut short by a late firing
         _clock.activate(previous)
         r.closed = True
+        attempts = _isolation.end(net_mark)
+    if harness_stop is None and isinstance(r.stopped, HardCeiling):  # hit in a worker thread
+        harness_stop, error, result = "ceiling", str(r.stopped), AgentResult("HARD_CEILING")
+    if harness_stop is None and attempts:  # refused in another thread, or swallowed by the agent
+        harness_stop, error = "network", str(_isolation.NetworkBlocked(attempts[0]))
+        result = AgentResult("CRASHED")
+    if interrupted is None:
+        leftover = _leftover_threads(threads_before, r, min(ceiling.thread_grace, ceiling.real_seconds))
+        if leftover and harness_stop is None:
+            harness_stop, result = "threads", AgentResult("CRASHED")
+            error = (f"the agent returned while threads it started still called tools: {', '.join(leftover)}; "
+                     f"their calls were refused")
+    with r.lock:
+        r.events.sort(key=_SEQ)  # concurrent workers append out of order
     r.flush_pending()
     report = result.report
     r.events.append({"run": r.run_id, "seq": next(r.seq), "step": r.step, "kind": "end", "t": round(clock.t, 6),
