@@ -25,6 +25,9 @@ from . import _clock, _yaml_items
 from ._engine import safe_name
 from ._session import Chaos
 
+# Certification reports (--chaos-report, --chaos-require) live in their own module.
+pytest_plugins = ["harness._report_pytest"]
+
 SKIP_REASON = "chaos test: run it with `pytest --chaos`"
 
 

@@ -13,3 +13,10 @@ from harness import _clock
 
 def pytest_configure(config: pytest.Config) -> None:
     _clock.install()
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """Inner sessions without hypothesis's plugin: it costs seconds per in-process session here."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
+    return pytester
