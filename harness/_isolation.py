@@ -12,8 +12,9 @@ Installed once per process (like virtual time, see ``harness._clock``) by patchi
 - a DNS lookup of a name that is not local is refused the same way (a lookup is already real
   network traffic, and can block for seconds in C where no watchdog reaches);
 - a loopback socket gets a timeout no longer than the real time left before the run's
-  watchdog deadline, so a ``recv()`` on a peer that never answers returns ``socket.timeout``
-  in time, in any thread (the watchdog's signal covers the main thread, see ``_watchdog``).
+  watchdog deadline (plus a quarter second, so the watchdog itself ends the run when it can),
+  so a ``recv()`` on a peer that never answers returns ``socket.timeout`` in time, in any
+  thread (the watchdog's signal covers the main thread, see ``_watchdog``).
 
 HTTP requests made through httpx are answered or refused earlier, by the wire layer's respx
 router (``harness._wire``); this guard is the floor under everything else (raw sockets,
@@ -31,7 +32,7 @@ from typing import Any
 from . import _watchdog
 from ._watchdog import HarnessStop
 
-MIN_TIMEOUT = 0.05  # a socket connected just before the deadline still gets a moment
+MARGIN = 0.25  # past the deadline: the watchdog ends the run first, as WATCHDOG, when it can
 
 
 class NetworkBlocked(HarnessStop):
@@ -113,7 +114,7 @@ def _bound_timeout(sock: socket.socket) -> None:
     current = sock.gettimeout()
     if current == 0.0:  # non-blocking (asyncio): the event loop waits, and the watchdog reaches it
         return
-    bound = max(left, MIN_TIMEOUT)
+    bound = max(left, 0.0) + MARGIN
     if current is None or current > bound:
         sock.settimeout(bound)
 
