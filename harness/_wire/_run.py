@@ -33,11 +33,15 @@ from fake_tools import FakeTool
 from .._engine import AgentResult, Budgets, Ceiling, ModelClient, RunResult, Toolbox
 from .._engine import run as engine_run
 from .._watchdog import HarnessStop
+from ._apifaults import ApiFaults
 from ._mocker import UnmatchedRequest
 from ._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, HttpTool, Request, Wire
 from ._tools import Patches, WireTool, check_targets
 
 FAKE_API_KEY = "sk-toolchaos-not-a-real-key"
+# The real-time watchdog's default for SDK agents: an SDK's first request in a process
+# builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
+SDK_REAL_SECONDS = 60.0
 _KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
@@ -66,7 +70,8 @@ class Env:
     ``env.call(name, arguments)``; declarations ``env.openai_tools``, ``env.responses_tools``,
     ``env.anthropic_tools``; ``env.openai()`` / ``env.async_openai()`` / ``env.anthropic()`` /
     ``env.async_anthropic()`` build SDK clients; ``env.router`` is the run's respx router
-    (add your own routes to it); ``env.toolbox`` the engine's toolbox (for ``refuse``).
+    (add your own routes to it); ``env.toolbox`` the engine's toolbox (for ``refuse``);
+    ``env.model.complete(messages, tools)`` asks the policy directly, in the neutral format.
     """
 
     def __init__(self, task: str, wire: Wire, toolbox: Toolbox) -> None:
@@ -78,6 +83,7 @@ class Env:
         self.api_key = FAKE_API_KEY
         self.openai_base_url = (wire.base_urls.get("openai") or [OPENAI_DEFAULT])[0]
         self.anthropic_base_url = (wire.base_urls.get("anthropic") or [ANTHROPIC_DEFAULT])[0]
+        self.model = wire  # .complete(messages, tools): the policy in-process (e.g. a framework's function model)
         self.tools = [WireTool(toolbox.spec(name), toolbox) for name in toolbox.names]
         self._by_name = {t.name: t for t in self.tools}
 
@@ -189,6 +195,10 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     check_targets(patch)
     http_tools = list(http_tools)
     apis = tuple(apis)
+    for api in apis:  # fail before the run, not as a crashed run
+        if api not in APIS:
+            raise ValueError(f"unknown model API {api!r}; known: {', '.join(APIS)}")
+    api_faults = ApiFaults(api_faults)
     holder: dict[str, Wire] = {}
 
     def under_test(task: str, model: ModelClient, toolbox: Toolbox) -> Any:
@@ -225,6 +235,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
                 else:
                     os.environ[var] = value
 
+    if ceiling is None:  # the SDKs build their pydantic models lazily, on first use, inside the run
+        ceiling = Ceiling(real_seconds=SDK_REAL_SECONDS)
     res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
                      ceiling=ceiling, store=store, name=name, artifacts=artifacts)
     wire = holder.get("wire")

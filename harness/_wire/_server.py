@@ -38,7 +38,7 @@ import httpx
 import respx
 from respx.models import Route, SideEffectError
 
-from .._model import ModelTurn, Usage
+from .._model import ModelTurn, Usage, read_feedback
 from . import _formats as fmt
 from ._apifaults import ApiFault, ApiFaults
 from ._mocker import Body, Chunks, DualHTTPCoreMocker
@@ -56,6 +56,13 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str
 
 Handler = Callable[[httpx.Request], "httpx.Response | None"]
 Key = tuple[str, "int | None", str]
+
+
+def _clip(content: Any, limit: int = 300) -> Any:
+    if content is None or isinstance(content, (int, float, bool)):
+        return content
+    text = content if isinstance(content, str) else _dumps(content)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def json_response(status: int, obj: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
@@ -176,6 +183,7 @@ class Wire:
                 if api == "openai":
                     self._serve(base_key(base, "/chat/completions"), "openai.chat", self._chat)
                     self._serve(base_key(base, "/responses"), "openai.responses", self._responses)
+                    self._serve(base_key(base, "/traces/ingest"), "openai.traces", self._traces)
                 else:
                     self._serve(base_key(base, "/v1/messages"), "anthropic.messages", self._messages)
                     self._serve(base_key(base, "/v1/messages/count_tokens"), "anthropic.count_tokens",
@@ -212,7 +220,7 @@ class Wire:
     def served(self) -> list[str]:
         out = []
         for (host, port, path), (name, _) in self.routes.items():
-            if not name.endswith("count_tokens"):
+            if not name.endswith(("count_tokens", "traces")):
                 out.append(f"POST {host}{'' if port is None else f':{port}'}{path}")
         return out + [t.describe() for t in self.http_tools]
 
@@ -330,6 +338,10 @@ class Wire:
                 return sse_response(fmt.anthropic_events(turn, mid=mid, model=model))
             return json_response(200, fmt.anthropic_message(turn, mid=mid, model=model))
 
+    def _traces(self, api: str, request: httpx.Request) -> httpx.Response:
+        """The Agents SDK exports traces to the OpenAI API: accepted and dropped."""
+        return httpx.Response(204, stream=Body(b""))
+
     def _count_tokens(self, api: str, request: httpx.Request) -> httpx.Response:
         from .._model import estimate_tokens
 
@@ -341,8 +353,23 @@ class Wire:
 
     def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> ModelTurn:
         tools = body.get("tools")
-        turn: ModelTurn = self.model.complete(messages, fmt.tool_specs(tools if isinstance(tools, list) else []))
+        turn = self.complete(messages, fmt.tool_specs(tools if isinstance(tools, list) else []))
         rec.step = turn.step
+        return turn
+
+    def complete(self, messages: list[dict[str, Any]], tools: Any = None) -> ModelTurn:
+        """One model turn from neutral messages; the trace's model event records what the model was shown.
+
+        ``shown``: for each result of the previous turn's calls, the content as the agent
+        sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
+        """
+        shown = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
+                 for fb in read_feedback(messages)]
+        turn: ModelTurn = self.model.complete(messages, tools)
+        if shown:
+            events = self._run.events
+            if events and events[-1]["kind"] == "model":
+                events[-1]["shown"] = shown
         return turn
 
     # --- faults ------------------------------------------------------------------------
