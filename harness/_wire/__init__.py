@@ -20,6 +20,7 @@ from ._server import HttpTool, Request, Wire, http_tool
 from ._tools import PatchError, WireTool
 
 _compat.patch_pydantic()  # SDK models built lazily inside a run (see _compat)
+_compat.import_with_real_datetime("pydantic.v1")  # LangChain's import under virtual time (see _compat)
 _mocker.install()  # respx's default mocker now covers httpx2 too (idempotent, import-order proof)
 
 __all__ = [

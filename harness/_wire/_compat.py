@@ -44,3 +44,36 @@ def patch_pydantic() -> None:
 
     cls.match_type = match_type
     _patched = True
+
+
+def import_with_real_datetime(*modules: str) -> None:
+    """Import ``modules`` with the real ``datetime``/``date`` classes in place.
+
+    A module imported while freezegun is active binds its fakes; ``pydantic.v1`` (which
+    LangChain imports) then fails at import: ``class ConstrainedDate(date, metaclass=...)``
+    is a metaclass conflict with freezegun's ``FakeDate``. Imported here first, it binds
+    the real classes (fake instances still pass its checks: they subclass the real ones).
+    """
+    import importlib
+    import sys
+
+    missing = [m for m in modules if m not in sys.modules]
+    if not missing:
+        return
+    try:
+        from freezegun import api as fz
+    except ImportError:  # pragma: no cover - a core dependency
+        return
+    saved = (_dt.datetime, _dt.date)
+    faked = saved[0] is not fz.real_datetime
+    if faked:
+        _dt.datetime, _dt.date = fz.real_datetime, fz.real_date  # type: ignore[misc]
+    try:
+        for name in missing:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+    finally:
+        if faked:
+            _dt.datetime, _dt.date = saved  # type: ignore[misc]

@@ -1,0 +1,91 @@
+"""The example agents in docs/examples are real programs: run each under chaos."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from fake_tools import catalogue, faults
+from harness import Ceiling, policies, wire
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+BILLING = "GET https://billing.example.com/invoices/{invoice_id}"
+
+
+def load(name: str, *needs: str) -> ModuleType:
+    for module in needs:
+        pytest.importorskip(module, reason=f"needs {module}: pip install 'toolchaos[all-frameworks]'")
+    full = f"toolchaos_example_{name}"
+    if full in sys.modules:
+        return sys.modules[full]
+    spec = importlib.util.spec_from_file_location(full, EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def stubborn(**kw: Any) -> Any:
+    return policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}, **kw)
+
+
+def test_openai_naive_loop() -> None:
+    ex = load("openai_naive", "openai")
+    ok = wire.run(ex.agent, task="Total of inv_1?", tools=[catalogue.get("fetch_invoice")], policy=stubborn())
+    assert ok.terminal_state == "COMPLETED" and ok.total_executions == 1
+    looping = wire.run(ex.agent, task="Total of inv_1?", tools=[catalogue.get("fetch_invoice", faults=faults.timeout())],
+                       policy=stubborn())
+    assert looping.terminal_state == "FAILED"  # returned None after 10 steps: not completed
+    assert looping.total_executions == ex.MAX_STEPS == looping.model_requests
+
+
+def test_anthropic_naive_loop_with_a_patched_tool() -> None:
+    ex = load("anthropic_naive", "anthropic")
+    original = ex.lookup_invoice
+    tool = catalogue.get("fetch_invoice", faults=faults.timeout(after=30), delivery="raise")
+    result = wire.run(ex.agent, task="Total of inv_1?", tools=[tool], policy=stubborn(),
+                      patch={f"{ex.__name__}:lookup_invoice": "fetch_invoice"})
+    assert ex.lookup_invoice is original
+    assert result.terminal_state == "FAILED" and result.total_executions == 10
+    shown = result.trace.model_events[1]["shown"][0]
+    assert shown["read_as"] == "error" and "timeout" in shown["content"]  # is_error: the model reads an error
+
+
+def test_openai_agents_example_with_an_http_backed_tool() -> None:
+    ex = load("openai_agents_example", "agents", "openai")
+    route = wire.http_tool("fetch_invoice", BILLING)
+    ok = wire.run(ex.agent, task="Total of inv_1?", tools=[catalogue.get("fetch_invoice")], policy=stubborn(),
+                  http_tools=[route])
+    assert ok.terminal_state == "COMPLETED" and ok.total_executions == 1
+    down = wire.run(ex.agent, task="Total of inv_1?", tools=[catalogue.get("fetch_invoice", faults=faults.transient(503))],
+                    policy=stubborn(), http_tools=[route])
+    assert down.terminal_state == "CRASHED" and "MaxTurnsExceeded" in (down.error or "")  # the SDK default: 10 turns
+    assert down.total_executions == 10
+    # the SDK hides the 503 from the model behind a fixed text; the trace records what it was shown
+    assert down.trace.model_events[1]["shown"][0]["content"] == "An error occurred while running the tool. Please try again."
+
+
+def test_pydantic_ai_example_with_a_patched_tool() -> None:
+    ex = load("pydantic_ai_example", "pydantic_ai", "openai")
+    result = wire.run(ex.agent, task="Total of inv_1?", tools=[catalogue.get("fetch_invoice")], policy=stubborn(),
+                      patch={f"{ex.__name__}:lookup_invoice": "fetch_invoice"})
+    assert result.terminal_state == "COMPLETED" and result.total_executions == 1
+
+
+def test_langgraph_example_with_an_http_backed_tool() -> None:
+    ex = load("langgraph_example", "langgraph", "langchain_openai")
+    route = wire.http_tool("fetch_invoice", BILLING)
+    ok = wire.run(ex.agent, task="Total of inv_1?", tools=[catalogue.get("fetch_invoice")], policy=stubborn(),
+                  http_tools=[route])
+    assert ok.terminal_state == "COMPLETED" and ok.total_executions == 1
+    # LangGraph's default recursion limit is effectively unbounded: the harness ceiling ends the loop
+    down = catalogue.get("fetch_invoice", faults=faults.transient(503))
+    looping = wire.run(ex.agent, task="Total of inv_1?", tools=[down], policy=stubborn(), http_tools=[route],
+                       ceiling=Ceiling(max_model_turns=12, real_seconds=120))
+    assert looping.terminal_state == "HARD_CEILING" and looping.total_executions == 12
