@@ -53,10 +53,10 @@ ENDINGS = {
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_default_limits_end_a_stubborn_loop(framework: str) -> None:
     state, guard, executions = ENDINGS[framework]
+    turns = 60 if framework.startswith("pydantic") else 15
     result = wire.run(_adapter(framework), task="What is the total of invoice inv_1?",
                       tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
-                      policy=policies.stubborn(**STUBBORN), ceiling=Ceiling(max_model_turns=60 if framework.startswith("pydantic") else 15,
-                                                                   real_seconds=120))
+                      policy=policies.stubborn(**STUBBORN), ceiling=Ceiling(max_model_turns=turns, real_seconds=120))
     assert result.terminal_state == state, result.error
     assert result.guard == guard
     assert result.total_executions == executions
