@@ -1,0 +1,116 @@
+"""What the wire costs per model request, against the real SDK clients.
+
+    python benchmarks/run.py --only wire
+
+Three ways to answer the same ``chat.completions.create`` (and ``messages.create``) call,
+interleaved in blocks inside one ``wire.run`` so machine noise hits all three alike:
+
+- ``sdk``: the SDK over ``httpx2.MockTransport`` returning canned bytes: the SDK's own
+  time (and httpx2's client), no respx, no harness;
+- ``respx``: the SDK's default client, through the dual mocker and respx, to a respx
+  route returning the same canned bytes;
+- ``wire``: the SDK's default client, answered by the harness: the request parsed into
+  neutral messages, the policy consulted, the model turn traced, the answer encoded.
+
+Figures (microseconds per request; the median over blocks of each block's mean, and the
+differences of those medians):
+
+- ``wire_request_overhead_us``: wire - sdk, everything the harness adds to a request
+  (interception, routing, parsing, policy, trace, encoding): the target is <= 200;
+- ``wire_server_overhead_us``: wire - respx, the harness's server alone (the issue's
+  "against a respx route returning a canned response");
+- ``wire_respx_overhead_us``: respx - sdk, interception and routing alone;
+- the same three for Anthropic with an ``anthropic_`` prefix, and ``wire_sdk_request_us``.
+
+Timing uses freezegun's saved real clock: the harness installs virtual time process-wide,
+and inside a run ``time.perf_counter`` is virtual.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _now() -> float:
+    import freezegun.api as fz
+
+    return float(fz.real_perf_counter())  # looked up at call time: a module alias would be patched
+
+
+def measure(quick: bool) -> dict[str, float]:
+    try:
+        import anthropic
+        import httpx
+        import httpx2
+        import openai
+    except ImportError:
+        return {}
+    from harness import Ceiling, Decision, wire
+    from harness._model import ModelTurn, Usage
+    from harness._wire import _formats as fmt
+    from harness._wire._mocker import Body
+
+    blocks, per_block = (6, 40) if quick else (25, 100)
+    messages = [{"role": "system", "content": "Use the tools to complete the task."},
+                {"role": "user", "content": "What is the total of invoice inv_1?"}]
+    turn = ModelTurn(1, "The total is 671.50 EUR.", (), Usage(30, 12))
+    chat_body = json.dumps(fmt.chat_completion(turn, rid="chatcmpl-1", model="m", created=1)).encode()
+    msg_body = json.dumps(fmt.anthropic_message(turn, mid="msg_1", model="c")).encode()
+    headers = {"content-type": "application/json"}
+    figures: dict[str, float] = {}
+
+    def canned(body: bytes) -> Any:
+        return httpx2.MockTransport(lambda request: httpx2.Response(200, content=body, headers=headers))
+
+    def agent(task: str, env: Any) -> str:
+        env.router.post("https://canned.test/v1/chat/completions").mock(
+            side_effect=lambda request: httpx.Response(200, headers=headers, stream=Body(chat_body)))
+        env.router.post("https://canned.test/v1/messages").mock(
+            side_effect=lambda request: httpx.Response(200, headers=headers, stream=Body(msg_body)))
+        oa = {"sdk": openai.OpenAI(http_client=httpx2.Client(transport=canned(chat_body))),
+              "respx": openai.OpenAI(base_url="https://canned.test/v1"), "wire": openai.OpenAI()}
+        an = {"sdk": anthropic.Anthropic(http_client=httpx2.Client(transport=canned(msg_body))),
+              "respx": anthropic.Anthropic(base_url="https://canned.test"), "wire": anthropic.Anthropic()}
+        calls = {
+            "": {k: (lambda c=c: c.chat.completions.create(model="m", messages=messages)) for k, c in oa.items()},
+            "anthropic_": {k: (lambda c=c: c.messages.create(model="c", max_tokens=64, messages=messages[1:],
+                                                             system=messages[0]["content"])) for k, c in an.items()},
+        }
+        for prefix, arms in calls.items():
+            for fn in arms.values():  # warm up: first use builds the SDK's response models
+                for _ in range(20):
+                    fn()
+            samples: dict[str, list[float]] = {k: [] for k in arms}
+            for _ in range(blocks):
+                for arm, fn in arms.items():
+                    start = _now()
+                    for _ in range(per_block):
+                        fn()
+                    samples[arm].append((_now() - start) / per_block * 1e6)
+            med = {k: statistics.median(v) for k, v in samples.items()}
+            figures[f"{prefix}wire_request_overhead_us"] = med["wire"] - med["sdk"]
+            figures[f"{prefix}wire_server_overhead_us"] = med["wire"] - med["respx"]
+            figures[f"{prefix}wire_respx_overhead_us"] = med["respx"] - med["sdk"]
+            figures[f"{prefix}wire_sdk_request_us"] = med["sdk"]
+            figures[f"{prefix}wire_request_overhead_min_us"] = min(samples["wire"]) - min(samples["sdk"])
+        return "done"
+
+    def policy(view: Any) -> Decision:
+        return Decision.final("The total is 671.50 EUR.")
+
+    turns = 10 * blocks * per_block + 200
+    result = wire.run(agent, task="bench", tools=[], policy=policy,
+                      ceiling=Ceiling(max_model_turns=turns, max_tool_calls=10, real_seconds=1800))
+    if result.answer != "done":
+        raise RuntimeError(f"the wire benchmark failed: {result.error}")
+    return {k: round(v, 1) for k, v in figures.items()}
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure("--quick" in sys.argv), indent=2, sort_keys=True))
