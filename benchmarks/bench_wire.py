@@ -12,8 +12,9 @@ interleaved in blocks inside one ``wire.run`` so machine noise hits all three al
 - ``wire``: the SDK's default client, answered by the harness: the request parsed into
   neutral messages, the policy consulted, the model turn traced, the answer encoded.
 
-Figures (microseconds per request; the median over blocks of each block's mean, and the
-differences of those medians):
+Figures (microseconds per request; each block times one arm for ``per_block`` requests,
+the arms rotate within a round, and a difference is the median over rounds of the
+difference within the round, so slow phases of a busy machine cancel out):
 
 - ``wire_request_overhead_us``: wire - sdk, everything the harness adds to a request
   (interception, routing, parsing, policy, trace, encoding): the target is <= 200;
@@ -87,17 +88,23 @@ def measure(quick: bool) -> dict[str, float]:
                 for _ in range(20):
                     fn()
             samples: dict[str, list[float]] = {k: [] for k in arms}
-            for _ in range(blocks):
-                for arm, fn in arms.items():
+            order = list(arms)
+            for block in range(blocks):
+                for arm in order[block % 3:] + order[:block % 3]:  # rotate: no arm always runs first
+                    fn = arms[arm]
                     start = _now()
                     for _ in range(per_block):
                         fn()
                     samples[arm].append((_now() - start) / per_block * 1e6)
-            med = {k: statistics.median(v) for k, v in samples.items()}
-            figures[f"{prefix}wire_request_overhead_us"] = med["wire"] - med["sdk"]
-            figures[f"{prefix}wire_server_overhead_us"] = med["wire"] - med["respx"]
-            figures[f"{prefix}wire_respx_overhead_us"] = med["respx"] - med["sdk"]
-            figures[f"{prefix}wire_sdk_request_us"] = med["sdk"]
+
+            def paired(a: str, b: str, samples: dict[str, list[float]] = samples) -> float:
+                """The median over rounds of (a - b) within the round."""
+                return statistics.median(x - y for x, y in zip(samples[a], samples[b]))
+
+            figures[f"{prefix}wire_request_overhead_us"] = paired("wire", "sdk")
+            figures[f"{prefix}wire_server_overhead_us"] = paired("wire", "respx")
+            figures[f"{prefix}wire_respx_overhead_us"] = paired("respx", "sdk")
+            figures[f"{prefix}wire_sdk_request_us"] = statistics.median(samples["sdk"])
             figures[f"{prefix}wire_request_overhead_min_us"] = min(samples["wire"]) - min(samples["sdk"])
         return "done"
 

@@ -29,7 +29,7 @@ def agent(task: str) -> str | None:
     client = anthropic.Anthropic()
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     for _ in range(10):
-        with client.messages.stream(model="claude-sonnet-4-5", max_tokens=1024, tools=TOOLS,
+        with client.messages.stream(model="claude-sonnet-4-6", max_tokens=1024, tools=TOOLS,
                                     messages=messages) as stream:
             message = stream.get_final_message()
         messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]})

@@ -65,14 +65,20 @@ def _clip(content: Any, limit: int = 300) -> Any:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_JSON_HEADERS = httpx.Headers(_JSON)  # built once: httpx copies a Headers object without re-normalising it
+_SSE_HEADERS = httpx.Headers(_SSE)
+
+
 def json_response(status: int, obj: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
-    return httpx.Response(status, headers=[*_JSON, *headers], stream=Body(_dumps(obj).encode()))
+    extra = list(headers)
+    return httpx.Response(status, headers=_JSON_HEADERS if not extra else [*_JSON, *extra],
+                          stream=Body(_dumps(obj).encode()))
 
 
 def sse_response(chunks: list[bytes], fail: BaseException | None = None,
                  before_fail: Callable[[], None] | None = None) -> httpx.Response:
     stream: Any = Body(b"".join(chunks)) if fail is None else Chunks(chunks, fail, before_fail)
-    return httpx.Response(200, headers=_SSE, stream=stream)
+    return httpx.Response(200, headers=_SSE_HEADERS, stream=stream)
 
 
 def _key(url: httpx.URL) -> Key:
@@ -166,6 +172,7 @@ class Wire:
         self.threads: dict[str, dict[str, Any]] = {}
         self.lock = threading.RLock()
         self.routes: dict[Key, tuple[str, Handler]] = {}
+        self.urls: dict[Key, str] = {}
         self.base_urls: dict[str, list[str]] = {}
         extra = dict(base_urls or {})
         for api in extra:
@@ -196,6 +203,8 @@ class Wire:
 
     def _serve(self, key: Key, name: str, handler: Callable[[str, httpx.Request], httpx.Response]) -> None:
         self.routes[key] = (name, lambda request: handler(name, request))
+        host, port, path = key
+        self.urls[key] = f"https://{host}{'' if port is None else f':{port}'}{path}"
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -248,7 +257,11 @@ class Wire:
             body = json.loads(request.content or b"{}")
         except ValueError:
             body = None
-        rec = Request(len(self.requests) + 1, api, str(request.url), bool(isinstance(body, dict) and body.get("stream")))
+        url = request.url
+        key = (url.host, url.port, url.path)
+        known = self.urls.get(key)
+        text = known if known is not None and url.scheme == "https" and not url.query else str(url)
+        rec = Request(len(self.requests) + 1, api, text, bool(isinstance(body, dict) and body.get("stream")))
         self.requests.append(rec)
         if not isinstance(body, dict):
             rec.status, rec.fault = 400, "bad_request"
