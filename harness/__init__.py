@@ -11,6 +11,8 @@ The library works without pytest::
     result.check(invariants.bounded(executions=3), invariants.terminal_state("STOPPED_LOOP_GUARD"))
 """
 
+from typing import Any
+
 from . import invariants, policies
 from ._agents import GuardConfig, GuardedAgent, resolve_agent
 from ._engine import (
@@ -38,10 +40,25 @@ from ._watchdog import WatchdogExpired
 
 __version__ = "0.1.0"
 
+# Scenario files pull in pydantic and PyYAML: loaded on first use, so `import harness`
+# (and every plain pytest run, through the plugin) does not pay for them.
+_SCENARIO_API = {"ScenarioError": "_scenario", "load_scenarios": "_scenario", "run_scenario": "_certify",
+                 "certify": "_certify"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _SCENARIO_API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    from importlib import import_module
+
+    mod = import_module(f".{module}", __name__)
+    return getattr(mod, "load_file" if name == "load_scenarios" else name)
+
 __all__ = [
     "HARNESS_STATES", "REPORT_FIELDS", "TERMINAL_STATES", "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision",
     "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "LeftoverStopped", "ModelClient", "ModelTurn",
-    "NetworkBlocked", "RunClosed", "RunResult", "SqliteLedger", "SqliteStore", "ToolCall", "Toolbox", "Trace", "Usage",
-    "WatchdogExpired", "__version__", "invariants",
-    "policies", "resolve_agent", "run", "tool_message",
+    "NetworkBlocked", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger", "SqliteStore", "ToolCall", "Toolbox",
+    "Trace", "Usage", "WatchdogExpired", "__version__", "certify", "invariants", "load_scenarios", "policies",
+    "resolve_agent", "run", "run_scenario", "tool_message",
 ]

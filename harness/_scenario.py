@@ -787,6 +787,11 @@ def _build_tool(name: str, spec: ToolSpec, ctx: _Ctx, where: list[Any], root: An
                 problem += f"; did you mean the rule key {close[0]!r}? (a rule needs an `outcome:`)"
         raise ctx.error(f"tool {name!r}: {exc.field}: {problem}", [*where, *path], key=names_key, span=span,
                         root=raw) from None
+    except ScenarioError:
+        raise
+    except Exception as exc:  # a constructor tripped on a value it did not expect: still the file's fault
+        raise ctx.error(f"tool {name!r}: invalid definition ({type(exc).__name__}: {exc})", where, key=True,
+                        root=raw) from None
 
 
 def _exact(root: Any, path: Sequence[Any], key: bool) -> Span | None:
@@ -1369,10 +1374,12 @@ def _policy_schema() -> dict[str, Any]:
     for name, cls in sorted(classes.items()):
         allowed, _ = _params_of(cls)
         props: dict[str, Any] = {p: ({"$ref": "#/$defs/Policy"} if p == "inner" else {}) for p in allowed}
+        forms: list[dict[str, Any]] = [{"type": "null"}, {"not": {"type": "object"}},
+                                       {"type": "object", "additionalProperties": False, "properties": props}]
+        if "inner" in allowed:  # a wrapper: `ignores_refusals: {stubborn: {...}}` is its inner policy
+            forms.append({"$ref": "#/$defs/Policy"})
         variants.append({"type": "object", "additionalProperties": False, "required": [name],
-                         "description": _policies.HELP.get(name, ""), "properties": {
-                             name: {"anyOf": [{"type": "null"}, {"type": "object", "properties": props},
-                                              {"not": {"type": "object"}}]}}})
+                         "description": _policies.HELP.get(name, ""), "properties": {name: {"anyOf": forms}}})
     return {"description": "a built-in policy: `name` or `name: {parameters}`", "anyOf": variants}
 
 

@@ -421,3 +421,17 @@ def test_recorded_paths_resolve_against_the_scenario_file(tmp_path: Path) -> Non
     with pytest.raises(ScenarioError, match="no trace file") as info:
         load_file(f)
     assert info.value.line == 8
+
+
+def test_the_public_api_loads_scenario_support_lazily() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, harness; assert 'pydantic' not in sys.modules and 'yaml' not in sys.modules; "
+            "assert harness.load_scenarios and harness.certify and harness.run_scenario and harness.ScenarioError; "
+            "assert 'pydantic' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    import harness
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        harness.nope  # noqa: B018

@@ -1,0 +1,67 @@
+"""``toolchaos run``: scenario files against an agent, from the command line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness._engine import safe_name
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "scenarios" / "examples"
+FIRST = EXAMPLES / "01-first-scenario.chaos.yaml"
+
+
+def test_runs_a_directory_of_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(EXAMPLES)]) == 0
+    out, err = capsys.readouterr()
+    assert "PASS  example-first-scenario  (loops, critical)" in out
+    assert "PASS  example-variants[timeout]" in out
+    assert "0 failed" in err
+
+
+def test_a_failing_run_exits_1_and_explains_with_verbose(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(FIRST), "--agent", "builtin:naive", "-v"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  example-first-scenario" in out
+    assert "invariant bounded.executions broke at step 4 (trace event #8)" in out
+    assert "bounded: {executions: 3}" in out and "trace around event #8:" in out
+
+
+def test_json_seed_keyword_and_artifacts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(EXAMPLES), "-k", "example-variants*", "--json", "--seed", "3",
+                 "--artifacts", str(tmp_path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == [f"example-variants[{v}]" for v in ("empty", "malformed", "timeout", "other-seed")]
+    assert all(r["passed"] and r["terminal_state"] == "STOPPED_LOOP_GUARD" for r in rows)
+    trace = tmp_path / f"{safe_name('example-variants[empty]')}.trace.jsonl"
+    assert trace.exists() and json.loads(trace.read_text().splitlines()[0])["run"] == "example-variants[empty]#3"
+
+
+def test_user_errors_are_one_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.chaos.yaml"
+    bad.write_text(FIRST.read_text().replace("stubborn:", "stubbon:"))
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown policy 'stubbon'; did you mean 'stubborn'?" in err and re.search(r"bad.chaos.yaml:\d+:3: ", err)
+    assert "Traceback" not in err
+    assert main(["run", str(FIRST), "--agent", "builtin:nope"]) == 2
+    assert "no built-in agent 'nope'" in capsys.readouterr().err
+    assert main(["run", str(tmp_path / "missing.chaos.yaml")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["run", str(tmp_path), "--pattern", "*.nothing"]) == 2
+    assert "no scenario files" in capsys.readouterr().err
+    assert main(["run", str(FIRST), "-k", "zzz"]) == 2
+    assert "no scenario matches" in capsys.readouterr().err
+
+
+def test_python_references_need_allow_imports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "custom.chaos.yaml"
+    f.write_text(FIRST.read_text() + "agent: harness._agents:naive\n")
+    assert main(["run", str(f)]) == 2
+    assert "--allow-imports" in capsys.readouterr().err
+    assert main(["run", str(f), "--allow-imports"]) == 1  # it ran, with the naive agent, and failed
