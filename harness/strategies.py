@@ -1,0 +1,484 @@
+"""Hypothesis strategies for chaos tests: outcomes, fault schedules and policies.
+
+Use them with ``@given`` in your own tests::
+
+    from hypothesis import given
+    from fake_tools import catalogue
+    from harness import run, invariants
+    from harness.strategies import fault_schedules, policies
+
+    TOOLS = [catalogue.get("charge_payment"), catalogue.get("fetch_invoice")]
+
+    @given(plan=fault_schedules(TOOLS), policy=policies(TOOLS))
+    def test_never_charges_twice(plan, policy):
+        result = run("my_agent:agent", task="Pay invoice inv_1", tools=plan, policy=policy)
+        result.check(invariants.idempotent(), invariants.terminated())
+
+Every strategy shrinks toward "nothing went wrong": an outcome toward ``ok``, a
+schedule toward no faulty call, a policy toward a plain ``stubborn`` call. So a
+failing example shrinks to the few faults that matter.
+
+- ``outcomes(kinds=None)``: one ``Fault`` (``fake_tools.faults``).
+- ``fault_schedules(tools, ...)``: a ``FaultPlan``: the tools with drawn schedules
+  (iterate it, or pass it as ``tools=``), readable in a falsifying example, and
+  convertible to the ``tools:`` section of a YAML scenario (``plan.as_data()``).
+- ``policies(tools, ...)``: a ``SpecPolicy``: a built-in policy built from plain data
+  (``policy.spec``, the ``policy:`` section of a YAML scenario).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fake_tools import FakeTool, Rule, catalogue
+from fake_tools import faults as F
+from fake_tools._faults import (
+    Contradictory,
+    Empty,
+    Fatal,
+    Fault,
+    Malformed,
+    Ok,
+    Oversized,
+    Paginated,
+    Pending,
+    Slow,
+    Timeout,
+    Transient,
+)
+
+from ._model import Decision, ModelView
+from ._policies import BUILTIN as _POLICY_BUILDERS
+from ._policies import Policy, PolicyError
+
+# Kinds drawn by default, simplest first (hypothesis shrinks toward the first branch).
+# ``paginated`` is left out: it only makes sense for a tool that takes a cursor.
+DEFAULT_KINDS: tuple[str, ...] = ("empty", "timeout", "transient", "fatal", "malformed", "pending", "slow",
+                                  "contradictory", "oversized")
+ALL_KINDS: tuple[str, ...] = (*DEFAULT_KINDS, "paginated")
+
+DEFAULT_POLICY_KINDS: tuple[str, ...] = ("stubborn", "jitter", "alternate", "paraphrase", "poll_until",
+                                         "explore")
+POLICY_KINDS: tuple[str, ...] = DEFAULT_POLICY_KINDS
+
+
+# --- outcomes --------------------------------------------------------------------------
+
+
+def _check_kinds(kinds: Iterable[str] | None, known: Sequence[str], what: str) -> tuple[str, ...]:
+    chosen = tuple(known if kinds is None else kinds)
+    bad = [k for k in chosen if k not in known]
+    if bad:
+        from fake_tools._faults import did_you_mean
+
+        raise ValueError(f"unknown {what} {bad[0]!r}{did_you_mean(bad[0], known)}; known: {', '.join(known)}")
+    return chosen
+
+
+def _variants(kind: str) -> list[Fault]:
+    """The concrete faults drawn for one kind, simplest first (few per kind: the search stays dense)."""
+    if kind == "empty":
+        return [F.empty()]
+    if kind == "timeout":
+        return [F.timeout(30.0), F.timeout(30.0, applied=True)]
+    if kind == "transient":
+        return [F.transient(503), F.transient(429, retry_after=10.0), F.transient("reset"), F.transient(500)]
+    if kind == "fatal":
+        return [F.fatal("permission_denied"), F.fatal("invalid_argument"), F.fatal("not_found")]
+    if kind == "malformed":
+        return [F.malformed("invalid_json"), F.malformed("truncated")]
+    if kind == "pending":
+        return [F.pending(polls=3)]
+    if kind == "slow":
+        return [F.slow(latency=90.0)]
+    if kind == "contradictory":
+        return [F.contradictory()]
+    if kind == "oversized":
+        return [F.oversized(16384)]
+    if kind == "paginated":
+        return [F.paginated(pages=3)]
+    raise AssertionError(kind)  # pragma: no cover - guarded by _check_kinds
+
+
+def fault_table(kinds: Iterable[str] | None = None) -> tuple[Fault, ...]:
+    """Every concrete fault the strategies draw for ``kinds``, simplest first (``ok`` excluded)."""
+    chosen = _check_kinds(DEFAULT_KINDS if kinds is None else kinds, ALL_KINDS, "fault kind")
+    return tuple(f for k in chosen if k != "ok" for f in _variants(k))
+
+
+def outcomes(kinds: Iterable[str] | None = None, *, ok: bool = True) -> st.SearchStrategy[Fault]:
+    """One fault (``fake_tools.faults``) of the given kinds; shrinks toward ``ok`` when ``ok`` is allowed.
+
+    ``kinds``: fault kind names (default ``DEFAULT_KINDS``: every kind except ``paginated``).
+    """
+    table = list(fault_table(kinds))
+    if ok:
+        table.insert(0, F.ok())
+    if not table:
+        raise ValueError("outcomes: no kinds to draw from")
+    return st.sampled_from(table)
+
+
+# --- faults as plain data (the YAML spelling) -----------------------------------------
+
+_TRANSIENT_SPELLING: dict[str, Any] = {"unavailable": 503, "rate_limited": 429, "internal_error": 500,
+                                        "connection_reset": "reset"}
+
+
+def _num(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else x
+
+
+def fault_data(fault: Fault) -> Any:
+    """The plain-data (YAML) spelling of a fault; ``as_fault(fault_data(f)) == f``."""
+    if isinstance(fault, Ok):
+        return {"ok": {"data": fault.data}} if fault.has_data else "ok"
+    if isinstance(fault, Empty):
+        return "empty" if fault.data == [] else {"empty": {"data": fault.data}}
+    if isinstance(fault, Malformed):
+        return {"malformed": {"variant": fault.variant}}
+    if isinstance(fault, Timeout):
+        return {"timeout": {"after": _num(fault.after), "applied": fault.applied}}
+    if isinstance(fault, Transient):
+        out: dict[str, Any] = {"code": _TRANSIENT_SPELLING.get(fault.code, fault.code)}
+        if fault.retry_after is not None:
+            out["retry_after"] = _num(fault.retry_after)
+        return {"transient": out}
+    if isinstance(fault, Fatal):
+        params: dict[str, Any] = {"code": fault.code}
+        if fault.field_name is not None:
+            params["field"] = fault.field_name
+        return {"fatal": params}
+    if isinstance(fault, Pending):
+        return {"pending": {"polls": fault.polls, "then": fault_data(fault.then), "interval": _num(fault.interval)}}
+    if isinstance(fault, Contradictory):
+        return {"contradictory": {"values": list(fault.values)}}
+    if isinstance(fault, Paginated):
+        return {"paginated": {"pages": fault.pages, "page_size": fault.page_size, "cursor_arg": fault.cursor_arg}}
+    if isinstance(fault, Slow):
+        return {"slow": {"latency": _num(fault.latency), "then": fault_data(fault.then)}}
+    if isinstance(fault, Oversized):
+        return {"oversized": {"size": fault.size}}
+    raise TypeError(f"no plain-data spelling for fault {fault!r}")
+
+
+def describe_fault(fault: Fault) -> str:
+    """``timeout(after=30, applied=True)``: a fault as a readable call."""
+    data = fault_data(fault)
+    if isinstance(data, str):
+        return data
+    ((kind, params),) = data.items()
+    inner = ", ".join(f"{k}={describe_fault(F.as_fault(v)) if k == 'then' else v!r}" for k, v in params.items())
+    return f"{kind}({inner})"
+
+
+# --- fault schedules ---------------------------------------------------------------------
+
+
+def _is_ok(fault: Fault) -> bool:
+    return isinstance(fault, Ok) and not fault.has_data
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """The tools of a run with drawn fault schedules: call N of a tool gets ``faults[tool][N-1]``.
+
+    Iterating yields the ``FakeTool``s, so a plan is passed as ``tools=`` directly.
+    """
+
+    tools: tuple[FakeTool, ...]
+    faults: Mapping[str, tuple[Fault, ...]]
+    defaults: Mapping[str, Fault]
+
+    def __iter__(self) -> Iterator[FakeTool]:
+        return iter(self.tools)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    @property
+    def faulty_calls(self) -> int:
+        """Calls that get something other than a plain ``ok`` (each non-ok default counts once)."""
+        n = sum(1 for fs in self.faults.values() for f in fs if not _is_ok(f))
+        return n + sum(1 for f in self.defaults.values() if not _is_ok(f))
+
+    def rules(self, tool: str) -> list[tuple[int, Fault]]:
+        """(call number, fault) for the calls of ``tool`` that get a fault."""
+        return [(i, f) for i, f in enumerate(self.faults.get(tool, ()), 1) if not _is_ok(f)]
+
+    def as_data(self) -> dict[str, dict[str, Any]]:
+        """The ``tools:`` section of a YAML scenario (tool name -> its entry)."""
+        return {t.name: tool_data(t) for t in self.tools}
+
+    def __repr__(self) -> str:
+        parts = []
+        for t in self.tools:
+            rules = [f"call {n} {describe_fault(f)}" for n, f in self.rules(t.name)]
+            default = self.defaults.get(t.name)
+            if default is not None and not _is_ok(default):
+                rules.append(f"then always {describe_fault(default)}")
+            parts.append(f"{t.name}: {', '.join(rules) or 'no faults'}")
+        return f"FaultPlan({'; '.join(parts)})"
+
+
+def rule_data(rule: Rule) -> dict[str, Any]:
+    """The plain-data spelling of one schedule rule."""
+    out: dict[str, Any] = {}
+    if rule.call is not None:
+        out["call"] = rule.call
+    if rule.calls is not None:
+        out["calls"] = list(rule.calls)
+    if rule.match is not None:
+        out["match"] = dict(rule.match)
+    if rule.probability is not None:
+        out["probability"] = rule.probability
+    out["outcome"] = fault_data(rule.outcome)
+    return out
+
+
+def tool_data(tool: FakeTool) -> dict[str, Any]:
+    """A tool as the value of its entry in a scenario's ``tools:`` mapping (keyed by its name).
+
+    A catalogue tool is named only (its schedule follows); any other tool is written out
+    in full (description, parameters, side effect, idempotency key, volatile arguments).
+    """
+    entry: dict[str, Any] = {}
+    if not _is_catalogue(tool):
+        entry.update({"description": tool.description, "parameters": dict(tool.parameters),
+                      "side_effect": tool.side_effect})
+        if tool.idempotency_key is not None:
+            entry["idempotency_key"] = tool.idempotency_key
+        entry["volatile"] = list(tool.volatile)
+    if tool.delivery != "return":
+        entry["delivery"] = tool.delivery
+    if tool.schedule.rules:
+        entry["faults"] = [rule_data(r) for r in tool.schedule.rules]
+    entry["default"] = fault_data(tool.schedule.default)
+    return entry
+
+
+def _is_catalogue(tool: FakeTool) -> bool:
+    if tool.name not in catalogue.NAMES:
+        return False
+    ref = catalogue.get(tool.name)
+    return (ref.parameters == tool.parameters and ref.side_effect == tool.side_effect
+            and ref.idempotency_key == tool.idempotency_key and ref.volatile == tool.volatile)
+
+
+def _as_tool(tool: FakeTool | str) -> FakeTool:
+    return tool if isinstance(tool, FakeTool) else catalogue.get(tool)
+
+
+def plan(tools: Iterable[FakeTool | str], faults: Mapping[str, Sequence[Fault]] | None = None,
+         defaults: Mapping[str, Fault] | None = None) -> FaultPlan:
+    """Build a ``FaultPlan`` by hand (what ``fault_schedules`` draws)."""
+    base = [_as_tool(t) for t in tools]
+    calls = {k: tuple(v) for k, v in (faults or {}).items()}
+    dflts = dict(defaults or {})
+    built = []
+    for t in base:
+        if t.name in calls or t.name in dflts:
+            rules = [{"call": n, "outcome": f} for n, f in enumerate(calls.get(t.name, ()), 1) if not _is_ok(f)]
+            built.append(t.with_faults(rules or None, default=dflts.get(t.name, t.schedule.default)))
+        else:
+            built.append(t)
+    return FaultPlan(tuple(built), calls, dflts)
+
+
+def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | None = None,
+                    kinds: Iterable[str] | None = None, max_calls: int = 6, default_kinds: Iterable[str] = (),
+                    max_faults: int | None = None) -> st.SearchStrategy[FaultPlan]:
+    """Fault schedules for ``tools`` (``FakeTool``s or catalogue names), as a ``FaultPlan``.
+
+    - ``vary``: names of the tools whose schedules vary (default: all); the others keep theirs.
+    - ``kinds``: fault kinds drawn for scheduled calls (default ``DEFAULT_KINDS``).
+    - ``max_calls``: scheduled calls per tool (calls 1..max_calls); later calls get the default.
+    - ``default_kinds``: kinds the default (every later call) may take; empty = always ``ok``,
+      so the tool eventually works and a run can end.
+    - ``max_faults``: at most this many faulty calls over all tools.
+
+    Each tool's schedule is one hypothesis choice (a byte string, one byte per call):
+    drawing stays cheap, and shrinking the bytes (shorter, smaller) removes faulty calls
+    and simplifies the faults that remain.
+    """
+    base = [_as_tool(t) for t in tools]
+    if not base:
+        raise ValueError("fault_schedules: no tools")
+    names = [t.name for t in base]
+    varied = list(names if vary is None else vary)
+    for n in varied:
+        if n not in names:
+            from fake_tools._faults import did_you_mean
+
+            raise ValueError(f"fault_schedules: vary names {n!r}, not one of the tools{did_you_mean(n, names)} "
+                             f"({', '.join(names)})")
+    if max_calls < 0:
+        raise ValueError(f"fault_schedules: max_calls must be >= 0, got {max_calls}")
+    if not varied:
+        return st.just(plan(base))
+    table = fault_table(kinds)
+    dtable = fault_table(default_kinds) if list(default_kinds) else ()
+    cache: dict[tuple[tuple[tuple[int, ...], ...], tuple[int, ...]], FaultPlan] = {}
+
+    def pick(byte: int, options: tuple[Fault, ...]) -> int:
+        # Half of the byte values mean "ok" (0 among them), the other half name a fault:
+        # shrinking a byte toward 0 first drops the fault, then simplifies it.
+        k = len(options)
+        if not k:
+            return -1
+        i = byte % (2 * k)
+        return -1 if i < k else i - k
+
+    def build(data: tuple[tuple[bytes, ...], bytes]) -> FaultPlan:
+        blobs, default_blob = data
+        picked = [[pick(b, table) for b in blob] for blob in blobs]
+        if max_faults is not None:
+            budget = max_faults
+            for row in picked:
+                for j, i in enumerate(row):
+                    if i >= 0:
+                        if budget <= 0:
+                            row[j] = -1
+                        budget -= 1
+        dpicked = tuple(pick(b, dtable) for b in default_blob)
+        key = (tuple(tuple(row) for row in picked), dpicked)
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        faults: dict[str, list[Fault]] = {}
+        for name, row in zip(varied, picked):
+            lst = [F.ok() if i < 0 else table[i] for i in row]
+            while lst and _is_ok(lst[-1]):
+                lst.pop()
+            faults[name] = lst
+        defaults = {n: dtable[i] for n, i in zip(varied, dpicked) if i >= 0}
+        if len(cache) >= 4096:
+            cache.clear()
+        out = cache[key] = plan(base, faults, defaults)
+        return out
+
+    default_bytes = st.binary(min_size=len(varied), max_size=len(varied)) if dtable else st.just(b"")
+    per_tool = st.tuples(*[st.binary(max_size=max_calls) for _ in varied])
+    return st.tuples(per_tool, default_bytes).map(build)
+
+
+# --- policies ----------------------------------------------------------------------------
+
+
+def example_args(tool: FakeTool, n: int = 1) -> dict[str, Any]:
+    """Plausible arguments for ``tool`` from its schema: every required field, the ``n``-th variant."""
+    props = tool.parameters.get("properties", {})
+    out: dict[str, Any] = {}
+    for name in tool.parameters.get("required", []):
+        spec = props.get(name, {})
+        t = spec.get("type", "string")
+        t = t[0] if isinstance(t, list) else t
+        if "enum" in spec:
+            out[name] = spec["enum"][0]
+        elif t == "integer":
+            out[name] = n
+        elif t == "number":
+            out[name] = 10.0 * n
+        elif t == "boolean":
+            out[name] = True
+        elif t == "object":
+            out[name] = {"value": n}
+        elif t == "array":
+            out[name] = [n]
+        else:
+            stem = name[:-3] if name.endswith("_id") else name
+            out[name] = f"{stem}_{n}" if name.endswith("_id") else f"{stem} {n}"
+    return out
+
+
+class SpecPolicy:
+    """A built-in policy built from plain data, ``{"stubborn": {"tool": ..., "args": {...}}}``.
+
+    ``spec`` is the ``policy:`` section of a YAML scenario; wrappers (``ignores_refusals``,
+    ``obedient``) take the wrapped policy's spec as ``inner``.
+    """
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.spec = dict(spec)
+        self.policy = build_policy(self.spec)
+        self.name = self.policy.name
+
+    def decide(self, view: ModelView) -> Decision:
+        return self.policy.decide(view)
+
+    def tools(self) -> set[str]:
+        fn = getattr(self.policy, "tools", None)
+        return set(fn()) if callable(fn) else set()
+
+    def __repr__(self) -> str:
+        return f"policy({self.spec!r})"
+
+
+def build_policy(spec: Mapping[str, Any]) -> Policy:
+    """A policy from ``{name: {params}}``; ``inner`` of a wrapper is itself a spec."""
+    if not isinstance(spec, Mapping) or len(spec) != 1:
+        raise PolicyError(f"a policy spec is a one-key mapping {{name: {{params}}}}, got {spec!r}")
+    ((name, params),) = spec.items()
+    if name not in _POLICY_BUILDERS:
+        from fake_tools._faults import did_you_mean
+
+        raise PolicyError(f"unknown policy {name!r}{did_you_mean(str(name), _POLICY_BUILDERS)}")
+    kw = dict(params or {})
+    if "inner" in kw and isinstance(kw["inner"], Mapping):
+        kw["inner"] = build_policy(kw["inner"])
+    return _POLICY_BUILDERS[name](**kw)
+
+
+def policy_specs(tools: Iterable[FakeTool | str], kinds: Iterable[str] | None = None,
+                 ignores_refusals: bool = True) -> list[dict[str, Any]]:
+    """Every policy spec ``policies`` draws from, simplest first."""
+    base = [_as_tool(t) for t in tools]
+    chosen = _check_kinds(kinds, POLICY_KINDS, "policy kind")
+    out: list[dict[str, Any]] = []
+    for kind in chosen:
+        if kind in ("stubborn", "jitter"):
+            out += [{kind: {"tool": t.name, "args": example_args(t), "until": u}}
+                    for u in ("success", "never") for t in base]
+        elif kind == "paraphrase":
+            out += [{"paraphrase": {"tool": t.name, "args": {**example_args(t), "query": "quarterly report"},
+                                    "until": "never"}}
+                    for t in base if "query" in t.parameters.get("properties", {})]
+        elif kind == "alternate":
+            out += [{"alternate": {"calls": [{"call": a.name, "args": example_args(a)},
+                                             {"call": b.name, "args": example_args(b)}], "until": u}}
+                    for u in ("success", "never") for a in base for b in base if a.name != b.name]
+        elif kind == "poll_until":
+            out += [{"poll_until": {"tool": t.name, "args": example_args(t)}} for t in base]
+        elif kind == "explore":
+            out += [{"explore": {"tool": t.name, "queries": [example_args(t, i) for i in (1, 2, 3)]}} for t in base]
+    if ignores_refusals:
+        out += [{"ignores_refusals": {"inner": spec}} for spec in list(out)]
+    return out
+
+
+def policies(tools: Iterable[FakeTool | str], *, kinds: Iterable[str] | None = None,
+             ignores_refusals: bool = True) -> st.SearchStrategy[SpecPolicy]:
+    """Model behaviours over ``tools``: stubborn repeats, jitter, A-B-A-B, paraphrase, polling, exploration.
+
+    Arguments come from each tool's schema (``example_args``). With ``ignores_refusals``
+    half the draws keep asking after the runtime refuses, as some models do. Shrinks
+    toward a plain ``stubborn`` call of the first tool. Policies keep no state between
+    runs, so each drawn policy is built once.
+    """
+    base = [_as_tool(t) for t in tools]
+    if not base:
+        raise ValueError("policies: no tools")
+    specs = policy_specs(base, kinds, ignores_refusals)
+    if not specs:
+        raise ValueError("policies: no policy fits these tools and kinds")
+    return st.sampled_from([SpecPolicy(s) for s in specs])
+
+
+__all__ = ["ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",
+           "describe_fault", "example_args", "fault_data", "fault_schedules", "fault_table", "outcomes", "plan", "policies",
+           "policy_specs",
+           "rule_data", "tool_data"]
