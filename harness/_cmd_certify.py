@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ._cmd_run import as_json, line, load, resolve_agent_ref
@@ -19,6 +20,7 @@ EXAMPLES = """\
   toolchaos certify                                  # the reference agent, builtin:guarded
   toolchaos certify --agent myapp.agent:run          # your agent
   toolchaos certify --agent builtin:naive -k 'loop-*'
+  toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
   toolchaos certify --matrix                         # scenario x agent variant: does the suite prove itself?
   toolchaos certify --matrix --output docs/certification-matrix.md"""
 
@@ -34,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", action="store_true",
                         help="run every agent variant (reference, naive, each ablation, eager) and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
+    from ._report import add_report_arguments
+
+    add_report_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,21 +54,24 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         raise CommandError("--output goes with --matrix")
     agent = resolve_agent_ref(args.agent)
-    failed = 0
+    started = datetime.now(timezone.utc)
+    verdicts = []
     for sc in scenarios:
         verdict = _certify.run_scenario(sc, agent, artifacts=args.artifacts)
-        failed += not verdict.passed
+        verdicts.append(verdict)
         if args.json:
             print(as_json(verdict))
         else:
             print(line(verdict))
             if args.verbose and not verdict.passed:
                 print("\n" + _certify.render_failure(verdict) + "\n")
-    if not args.json:
-        total = len(scenarios)
-        verdict_text = "certified: every scenario passed" if not failed else f"NOT certified: {failed} failed"
-        print(f"\n{args.agent}: {total - failed}/{total} scenarios passed; {verdict_text}", file=sys.stderr)
-    return 1 if failed else 0
+    passed = sum(v.passed for v in verdicts)
+    print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed", file=sys.stderr)
+    from . import __version__
+    from ._report import finish_command
+
+    suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": __version__}
+    return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, **suite_meta})
 
 
 def _matrix(matrix: object, output: str | None) -> int:

@@ -6,6 +6,7 @@ import argparse
 import fnmatch
 import json
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ HELP = "run scenario files (or directories of them) against an agent"
 EXAMPLES = """\
   toolchaos run scenarios/examples/                       # every *.chaos.yaml under a directory
   toolchaos run incident.chaos.yaml --agent myapp.agent:run --allow-imports
-  toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v"""
+  toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v
+  toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pattern", default="*.chaos.yaml", help="file pattern in directories (default *.chaos.yaml)")
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
+    from ._report import add_report_arguments
+
+    add_report_arguments(parser)
 
 
 def resolve_agent_ref(ref: str | None) -> Any:
@@ -95,16 +100,22 @@ def run(args: argparse.Namespace) -> int:
         scenarios = [s for s in scenarios if fnmatch.fnmatch(s.name, args.keyword) or args.keyword in s.name]
         if not scenarios:
             raise CommandError(f"no scenario matches -k {args.keyword!r}")
-    failed = 0
+    started = datetime.now(timezone.utc)
+    verdicts = []
     for sc in scenarios:
         verdict = run_scenario(sc, agent, seed=args.seed, artifacts=args.artifacts)
-        failed += not verdict.passed
+        verdicts.append(verdict)
         if args.json:
             print(as_json(verdict))
         else:
             print(line(verdict))
             if args.verbose and not verdict.passed:
                 print("\n" + render_failure(verdict) + "\n")
-    if not args.json:
-        print(f"\n{len(scenarios) - failed} passed, {failed} failed", file=sys.stderr)
-    return 1 if failed else 0
+    failed = sum(not v.passed for v in verdicts)
+    print(f"\n{len(verdicts) - failed} passed, {failed} failed", file=sys.stderr)
+    if not (args.report or args.require):
+        return 1 if failed else 0
+    from ._report import finish_command
+
+    meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
+    return finish_command(args, verdicts, meta)

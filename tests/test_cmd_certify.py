@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import harness
 from harness._certify import suite
 from harness.cli import main
 
@@ -17,7 +18,8 @@ def test_the_reference_agent_is_certified(capsys: pytest.CaptureFixture[str]) ->
     assert main(["certify"]) == 0
     out, err = capsys.readouterr()
     assert out.count("PASS  ") == len(suite()) and "FAIL" not in out
-    assert f"builtin:guarded: {len(suite())}/{len(suite())} scenarios passed; certified" in err
+    assert f"builtin:guarded: {len(suite())}/{len(suite())} scenarios passed" in err
+    assert "CERTIFIED: level reached all, required all" in err
 
 
 def test_the_naive_agent_is_not(capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,6 +44,17 @@ def test_the_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "legit-transient-503" in text and "PROBLEM: ablation -budgets (no budgets): no scenario catches it" in text
     md = out_file.read_text()
     assert md.startswith("# Certification matrix") and "| `legit-transient-503` | legit | critical | ok |" in md
+
+
+def test_a_report_and_a_required_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the naive agent survives only the legitimate-repetition scenarios: level "none"
+    assert main(["certify", "--agent", "builtin:naive", "--report", str(tmp_path), "--require", "critical"]) == 1
+    err = capsys.readouterr().err
+    assert "NOT CERTIFIED: level reached none, required critical" in err and "report.html" in err
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["suite"]["name"] == "certification" and data["suite"]["version"] == harness.__version__
+    assert len(data["scenarios"]) == len(suite()) and "builtin:naive" in json.dumps(data["agent"])
+    assert main(["certify", "-k", "legit-*", "--agent", "builtin:naive", "--require", "major"]) == 0
 
 
 def test_user_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,3 +65,10 @@ def test_python_references_need_allow_imports(tmp_path: Path, capsys: pytest.Cap
     assert main(["run", str(f)]) == 2
     assert "--allow-imports" in capsys.readouterr().err
     assert main(["run", str(f), "--allow-imports"]) == 1  # it ran, with the naive agent, and failed
+
+
+def test_a_report_of_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(EXAMPLES), "--report", str(tmp_path)]) == 0
+    assert "CERTIFIED: level reached all" in capsys.readouterr().err
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["suite"]["name"] == "custom" and {s["id"] for s in data["scenarios"]} >= {"example-first-scenario"}
