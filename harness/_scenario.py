@@ -447,6 +447,7 @@ class VariantSpec(_Model):
     ceiling: CeilingSpec | None = None
     expect: list[Any] | None = Field(None, json_schema_extra=_EXPECT_REF)
     restart: RestartSpec | None = None
+    fuzz: Any = Field(None, json_schema_extra={"x-toolchaos": "Fuzz"})
 
 
 class ScenarioSpec(_Model):
@@ -470,6 +471,8 @@ class ScenarioSpec(_Model):
     expect: list[Any] = Field(min_length=1, description="invariants that must hold after the run",
                               json_schema_extra=_EXPECT_REF)
     restart: RestartSpec | None = None
+    fuzz: Any = Field(None, description="fault-schedule fuzzing of this scenario (harness._fuzz.FuzzSpec)",
+                      json_schema_extra={"x-toolchaos": "Fuzz"})
     variants: list[VariantSpec] | None = Field(None, min_length=1,
                                                description="parametrised items (each overrides some fields)")
 
@@ -617,6 +620,7 @@ class Scenario:
     content_hash: str = ""
     line: int = 1  # where the scenario (or its variant) starts
     spec: ScenarioSpec | None = field(default=None, repr=False, compare=False)
+    fuzz: Any = None  # a harness._fuzz.FuzzSpec when the file has a `fuzz:` block
 
     @property
     def name(self) -> str:
@@ -1293,6 +1297,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: _Ctx, digest: str, variant: str 
             before = _build_expect(spec.restart.expect_before, ctx, ["restart", "expect_before"], "before", root)
             _cross_check(before, tools, ctx, ["restart", "expect_before"], root)
             expect += before
+    fuzz = _build_fuzz(root, tools, ctx) if "fuzz" in root else None
     explicit = {e.name for e in expect if e.phase == "run"}
     for inv in _invariants.DEFAULT:
         if inv.name not in explicit:
@@ -1301,7 +1306,19 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: _Ctx, digest: str, variant: str 
         id=spec.id, title=spec.title, description=spec.description.strip(), category=spec.category,
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=spec.agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
-        variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec)
+        variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz)
+
+
+def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: _Ctx) -> Any:
+    """The ``fuzz:`` block, validated by the fuzzer's own ``FuzzSpec.from_data``."""
+    from ._fuzz import FuzzSpec, FuzzSpecError
+
+    try:
+        return FuzzSpec.from_data(plain(root["fuzz"]), [t.name for t in tools])
+    except FuzzSpecError as exc:
+        path = _split_path(exc.field)
+        names_key = "unknown key" in exc.problem
+        raise ctx.error(f"{exc.field}: {exc.problem}", path, key=names_key, root=root) from None
 
 
 def _check_agent(agent: str, ctx: _Ctx, where: list[Any], root: Any) -> None:
@@ -1397,6 +1414,14 @@ def _invariant_schema() -> dict[str, Any]:
     return {"description": "an invariant: `name` or `name: {parameters}`", "anyOf": variants}
 
 
+def _fuzz_schema() -> dict[str, Any]:
+    from ._fuzz import FUZZ_KEYS
+
+    return {"description": "fault-schedule fuzzing: `fuzz: true` or a mapping of options",
+            "anyOf": [{"type": "boolean"}, {"type": "null"},
+                      {"type": "object", "additionalProperties": False, "properties": {k: {} for k in FUZZ_KEYS}}]}
+
+
 def _rule_schema() -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": ["outcome"], "properties": {
         "call": {"type": "integer", "minimum": 1, "description": "the Nth call of this tool (1-based)"},
@@ -1441,6 +1466,7 @@ def json_schema() -> dict[str, Any]:
         "type": "array", "items": {"anyOf": [{"$ref": "#/$defs/Rule"}, {"$ref": "#/$defs/Fault"}]}}]}
     defs["Policy"] = _policy_schema()
     defs["Invariant"] = _invariant_schema()
+    defs["Fuzz"] = _fuzz_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = SCHEMA_URL
     schema["title"] = "toolchaos scenario"

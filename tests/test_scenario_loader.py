@@ -435,3 +435,14 @@ def test_the_public_api_loads_scenario_support_lazily() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         harness.nope  # noqa: B018
+
+
+def test_a_fuzz_block_is_validated_by_the_fuzzer_and_located() -> None:
+    [sc] = load(BASE + "fuzz: {vary: [fetch_invoice], kinds: [timeout], examples: 5}\n")
+    assert sc.fuzz is not None and sc.fuzz.vary == ("fetch_invoice",) and sc.fuzz.examples == 5
+    assert load(BASE)[0].fuzz is None
+    err = error(BASE + "fuzz: {kinds: [timeot]}\n")
+    assert "fuzz.kinds[0]: unknown fault kind 'timeot'; did you mean 'timeout'?" in err.message
+    assert (err.line, err.col) == (11, 16)
+    err = error(BASE + "fuzz: {exampels: 3}\n")
+    assert "did you mean 'examples'?" in err.message and (err.line, err.col) == (11, 8)
