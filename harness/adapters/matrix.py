@@ -17,10 +17,12 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 BEGIN, END = "<!-- framework-matrix:begin -->", "<!-- framework-matrix:end -->"
+MATRIX_REAL_SECONDS = 900.0
 
 
 def framework_agents() -> dict[str, Callable[[], Any]]:
@@ -60,12 +62,14 @@ def run_scenario(scenario: Any, agent: Any, label: str) -> Any:
     """``harness._certify.run_scenario`` for an SDK/framework agent: the same checks, runs through the wire."""
     from .. import wire
     from .._certify import Verdict, _check, combine
-    from .._engine import RunResult
+    from .._engine import Ceiling, RunResult
 
     store: dict[str, Any] = {}
-    common: dict[str, Any] = {"seed": scenario.seed, "budgets": scenario.budgets, "store": store}
-    if scenario.ceiling is not None:
-        common["ceiling"] = scenario.ceiling
+    # The scenario's ceilings on turns and tool calls; a generous real-time watchdog, so a cell
+    # depends on the framework, not on how busy the machine was (an unbounded framework runs
+    # to the turn ceiling: 200 turns through LangGraph take tens of seconds on a loaded CI box).
+    ceiling = replace(scenario.ceiling or Ceiling(), real_seconds=MATRIX_REAL_SECONDS)
+    common: dict[str, Any] = {"seed": scenario.seed, "budgets": scenario.budgets, "store": store, "ceiling": ceiling}
     first = wire.run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
                      **common)
     runs: list[RunResult] = [first]
