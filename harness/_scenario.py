@@ -31,6 +31,7 @@ are refused unless the caller allows imports (pytest ini ``chaos_allow_imports =
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib
 import inspect
@@ -40,7 +41,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -70,8 +71,7 @@ MAX_VALUES = 20_000
 # --- located plain data ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(NamedTuple):
     """Where a YAML node sits: 1-based line and column of its start and end."""
 
     line: int
@@ -180,7 +180,7 @@ def _short(value: Any, limit: int = 60) -> str:
 # --- stage 1: YAML -----------------------------------------------------------------------
 
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")}
-_MAP_TAG, _SEQ_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_MAP_TAG, _SEQ_TAG, _STR_TAG = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:str"
 
 
 class _TooDeep(Exception):
@@ -353,7 +353,7 @@ def _tag_error(node: Node, path: str | Path | None, text: str) -> ScenarioError:
 def _scalar(node: ScalarNode, loader: _Loader, path: str | Path | None, text: str) -> Any:
     if node.tag not in _PLAIN_TAGS:
         raise _tag_error(node, path, text)
-    if node.tag.endswith(":timestamp"):
+    if node.tag == _STR_TAG or node.tag.endswith(":timestamp"):
         return node.value  # dates stay text: tool arguments are JSON
     try:
         return loader.construct_object(node, deep=True)
@@ -870,7 +870,11 @@ def _policy_classes() -> dict[str, type]:
     return _POLICY_CLASSES
 
 
-def _params_of(cls: type) -> tuple[list[str], str | None]:
+_signature = functools.lru_cache(maxsize=256)(inspect.signature)
+
+
+@functools.lru_cache(maxsize=64)
+def _params_of(cls: type) -> tuple[tuple[str, ...], str | None]:
     """(all keyword names a built-in policy accepts, its first positional parameter)."""
     names: list[str] = []
     first: str | None = None
@@ -878,7 +882,7 @@ def _params_of(cls: type) -> tuple[list[str], str | None]:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
-        params = [p for p in inspect.signature(init).parameters.values() if p.name != "self"]
+        params = [p for p in _signature(init).parameters.values() if p.name != "self"]
         for p in params:
             if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
                 continue
@@ -888,7 +892,7 @@ def _params_of(cls: type) -> tuple[list[str], str | None]:
                 names.append(p.name)
         if klass is _policies._Base:
             break
-    return names, first
+    return tuple(names), first
 
 
 def _one_key(value: Any, ctx: _Ctx, where: Sequence[Any], what: str, known: Iterable[str],
@@ -1034,7 +1038,7 @@ def _build_invariant(value: Any, ctx: _Ctx, at: list[Any], root: Any) -> Any:
         raise ctx.error(f"{_dotted(at)}: unknown invariant {name!r}{did_you_mean(name, known)} "
                         f"(known: {', '.join(known)})", inner, key=isinstance(value, dict), root=root)
     fn = known[name]
-    sig = inspect.signature(fn)
+    sig = _signature(fn)
     params = list(sig.parameters.values())
     var = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
     names = [p.name for p in params]
@@ -1069,7 +1073,7 @@ _NUMERIC = {"executions", "turns", "virtual_seconds", "tokens", "n"}
 def _check_param_types(name: str, fn: Any, args: list[Any], kwargs: dict[str, Any], ctx: _Ctx,
                        at: list[Any], root: Any) -> None:
     """Invariant constructors trust their types; a scenario must not hand them nonsense."""
-    bound = inspect.signature(fn).bind_partial
+    bound = _signature(fn).bind_partial
     try:
         ba = bound(*args, **kwargs)
     except TypeError as exc:
