@@ -209,6 +209,20 @@ def _url(core_url: Any) -> httpx.URL:
     return url
 
 
+def _headers(raw: Any) -> Any:
+    """``httpx.Headers`` from an httpcore request's headers (already validated bytes pairs), built
+    without re-normalising each one; anything unexpected takes httpx's own path."""
+    try:
+        items = [(k, k.lower(), v) for k, v in raw]
+    except (TypeError, ValueError, AttributeError):  # pragma: no cover - not bytes pairs
+        return raw
+    if not all(type(k) is bytes and type(v) is bytes for k, _, v in items):  # pragma: no cover
+        return raw
+    headers = httpx.Headers()
+    headers._list = items
+    return headers
+
+
 def _request_body(stream: Any) -> bytes | None:
     """The body of an already-buffered request stream, without iterating it (the common case)."""
     data = getattr(stream, "_stream", None)
@@ -274,7 +288,7 @@ class DualHTTPCoreMocker(HTTPCoreMocker):
         request.stream = stream
         method = request.method
         req = httpx.Request(method.decode("ascii") if isinstance(method, bytes) else method, _url(request.url),
-                            headers=request.headers, stream=stream, extensions=request.extensions)
+                            headers=_headers(request.headers), stream=stream, extensions=request.extensions)
         req._content = body  # what ``req.read()`` would store, without iterating the stream again
         return req
 
