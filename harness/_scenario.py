@@ -917,7 +917,7 @@ def _build_policy(value: Any, ctx: _Ctx, where: list[Any], root: Any = None) -> 
     name, raw = _one_key(value, ctx, where, "policy", classes, root)
     at = [*where, name] if isinstance(value, dict) else where
     if _is_ref(name):
-        obj = _import_ref(name, ctx, at if isinstance(value, dict) else where, "policy", root)
+        obj = _import_ref(name, ctx, at, "policy", root)
         params = plain(raw) if raw is not None else None
         if params is not None and not isinstance(params, dict):
             raise ctx.error(f"policy {name!r}: parameters must be a mapping, got {_short(raw)}", at, root=root)
@@ -967,8 +967,7 @@ def _build_policy(value: Any, ctx: _Ctx, where: list[Any], root: Any = None) -> 
             kw[k] = b()
         return _policies.BUILTIN[name](**kw)
 
-    policy = _try_build(build, ctx, at, f"policy {name!r}", root, kwargs=kwargs, positional=positional)
-    del policy
+    _try_build(build, ctx, at, f"policy {name!r}", root, kwargs=kwargs, positional=positional)
     return build
 
 
@@ -992,6 +991,8 @@ def _try_build(build: Callable[[], Any], ctx: _Ctx, at: list[Any], what: str, ro
         elif isinstance(exc, (KeyError, IndexError)):
             msg = f"bad parameters (missing {msg})"
         raise ctx.error(f"{what}: {msg}", target, root=root) from None
+    except Exception as exc:  # anything else a constructor raised on the file's values: still the file's fault
+        raise ctx.error(f"{what}: bad parameters ({type(exc).__name__}: {exc})", at, root=root) from None
 
 
 # -- invariants --
