@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from fake_tools import EffectLedger, FakeTool, Outcome, ToolSet
+from fake_tools import EffectLedger, FakeTool, Outcome, OutcomeClass, ToolSet
 from fake_tools._fingerprint import canonical as _canonical
 from fake_tools._fingerprint import digest, normalise
 
@@ -259,7 +259,7 @@ class Toolbox:
             "run": run.run_id, "seq": seq, "step": run.step, "kind": "tool", "t": round(started, 6),
             "latency": outcome.latency,
             "tool": name, "call_no": call_no, "args": norm, "fp": fp,
-            "call_id": run.take_request(name, fp, call_id), "outcome": outcome.kind, "class": outcome.cls.value,
+            "call_id": run.take_request(name, fp, call_id), "outcome": outcome.kind, "class": _CLASS[outcome.cls],
             "code": outcome.code, "retry_after": outcome.retry_after, "executed": True,
             "effects": count if tool.side_effect else None,
         })
@@ -434,6 +434,7 @@ def _run_agent(agent: Callable[..., Any], task: str, model: ModelClient, toolbox
 
 
 _SEQ = operator.itemgetter("seq")
+_CLASS = {c: c.value for c in OutcomeClass}  # an Enum's .value is a descriptor call; this is a dict hit
 
 
 def _leftover_threads(before: set[threading.Thread], r: _Run, grace: float) -> list[str]:

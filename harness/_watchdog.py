@@ -39,6 +39,7 @@ _thread: threading.Thread | None = None
 _lock = threading.Lock()
 _fire_lock = threading.Lock()
 _token = 0
+_fired = -1  # token of the last run the watchdog fired at
 _SIGNAL: signal.Signals | None = getattr(signal, "SIGUSR2", None) if hasattr(signal, "pthread_kill") else None
 _signal_state = 0  # 0: not tried yet, 1: our handler is installed, -1: SIGUSR2 belongs to someone else
 
@@ -79,15 +80,15 @@ def _interrupt(armed: tuple[int, float, int], again: bool) -> None:
 
 
 def _loop() -> None:
+    global _fired
     wake = threading.Event()
-    fired = -1
     while True:
         wake.wait(_POLL)  # threading is outside freezegun's reach: this is real time
         with _fire_lock:  # disarm() takes it too: no firing after a run has ended
             armed = _armed
             if armed is not None and _expired(armed):
-                _interrupt(armed, again=fired == armed[2])
-                fired = armed[2]
+                _interrupt(armed, again=_fired == armed[2])
+                _fired = armed[2]
 
 
 def arm(seconds: float) -> int:
@@ -120,12 +121,30 @@ def disarm(token: int) -> None:
                 armed = _armed
                 if armed is not None and armed[2] == token:
                     _armed = None
-            clear_pending()
+            if _fired == token:  # only a run the watchdog fired at can have one still queued
+                clear_pending()
             return
         except WatchdogExpired:  # delivered while disarming: the run is over anyway
             continue
 
 
+def _tick() -> None:
+    pass
+
+
 def clear_pending() -> None:
-    """Drop an asynchronous exception queued for this thread after the run ended."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
+    """Let an asynchronous exception still queued for this thread arrive, and drop it.
+
+    Not ``PyThreadState_SetAsyncExc(id, NULL)``: on CPython 3.11 that clears the exception
+    but leaves the interpreter's "async exception pending" flag set, and from then on any
+    profiler or tracer (cProfile, pyinstrument, coverage, debuggers) spins forever on the
+    next instruction. A queued exception is raised at the next call, so a few calls let it
+    surface here, where it is swallowed.
+    """
+    for _ in range(3):
+        try:
+            for _ in range(16):
+                _tick()
+            return
+        except WatchdogExpired:
+            continue

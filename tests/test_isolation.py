@@ -377,3 +377,36 @@ def test_network_blocked_is_a_harness_stop_an_agent_cannot_swallow_by_accident()
     assert issubclass(NetworkBlocked, BaseException) and not issubclass(NetworkBlocked, Exception)
     assert _isolation._local_host("::ffff:127.0.0.1") and _isolation._local_host("api.localhost")
     assert not _isolation._local_host("example.com") and not _isolation._local_host("10.0.0.1")
+
+
+PROFILED = """
+import cProfile, faulthandler
+faulthandler.dump_traceback_later(60, exit=True)
+from fake_tools import catalogue
+from harness import Ceiling, policies, run
+
+def spin(task, model, tools):
+    while True:
+        pass
+
+run(lambda t, m, tl: "x", task="t", tools=[catalogue.get("search")], policy=policies.scripted([]))
+run(spin, task="t", tools=[catalogue.get("search")], policy=policies.scripted([]), ceiling=Ceiling(real_seconds=0.2))
+profiler = cProfile.Profile()
+profiler.enable()
+total = sum(i for i in range(1000))
+run(lambda t, m, tl: "x", task="t", tools=[catalogue.get("search")], policy=policies.scripted([]))
+profiler.disable()
+print("profiled", total)
+"""
+
+
+def test_profilers_and_tracers_still_work_after_runs(tmp_path):
+    """A run must leave no "asynchronous exception pending" flag behind: cProfile, coverage and
+    debuggers would spin forever on it (CPython 3.11 keeps the flag after SetAsyncExc(id, NULL))."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "profiled.py"
+    script.write_text(PROFILED)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "profiled 499500", out.stderr[-2000:]

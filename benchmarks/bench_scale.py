@@ -1,0 +1,379 @@
+"""Scale figures: a generated suite of scenarios in one process and under xdist, async overhead, memory,
+and the harness against the same scenario hand-written with plain pytest + respx + a counter.
+
+- scenarios_per_s: a 1,000-scenario generated suite (six families of faults and model behaviours, each
+  scenario its own seed, checked against invariants), run in one fresh process; imports excluded
+- peak_rss_mb: that process's peak resident memory; peak_rss_mb_250: the same with 250 scenarios
+  (the two should be close: memory is flat in the number of scenarios)
+- xdist_speedup_2: the same suite as 1,000 pytest tests under ``pytest --chaos``: serial wall time
+  divided by ``-n 2`` wall time (process start-up and collection included in both);
+  xdist_speedup_2_test_phase: the same ratio over the test phase only (first test start to last
+  test end, across workers), without interpreter and plugin start-up
+- per_call_overhead_us_async: harness cost of ``await tools.acall(...)`` minus a bare ``await``;
+  per_call_overhead_us_sync_same_run: the sync figure measured the same way, for the ratio
+  async_vs_sync_overhead
+- harness_vs_handwritten: the time of one test body "the billing tool always times out; the agent
+  stops within 3 attempts", written with the harness (fake tool, policy, invariants), divided by the
+  same test hand-written with respx (an HTTP route raising a timeout), a call counter and asserts
+- harness_vs_handwritten_session: the same two tests, 300 parametrized cases each, as pytest sessions
+  (start-up included)
+
+``python benchmarks/bench_scale.py suite N`` runs the suite in this process and prints its figures as
+JSON (what ``measure`` calls in a subprocess).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+from harness import _clock  # noqa: E402
+
+clock = _clock.real_perf_counter  # the harness installs virtual time; benchmarks need the real one
+
+
+def _best(fn: Any, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = clock()
+        fn()
+        best = min(best, clock() - t0)
+    return best
+
+
+# --- the generated suite ------------------------------------------------------------------
+
+FAMILIES = ("stubborn_timeout", "transient_then_ok", "poll", "paginate", "paraphrase_flaky", "lost_payment")
+
+
+def scenario(i: int) -> dict[str, Any]:
+    """Scenario ``i`` of the generated suite: keyword arguments for ``harness.run`` plus ``expect``."""
+    from fake_tools import catalogue, faults
+    from harness import invariants, policies
+
+    family = FAMILIES[i % len(FAMILIES)]
+    seed = i
+    agent = "builtin:guarded" if (i // len(FAMILIES)) % 2 == 0 else "builtin:naive"
+    if family == "stubborn_timeout":
+        tools = [catalogue.get("fetch_invoice", faults=faults.timeout(after=10 + i % 20))]
+        policy = policies.stubborn("fetch_invoice", {"invoice_id": f"inv_{i}"}, max_turns=12)
+        expect = [invariants.bounded(turns=13)]
+    elif family == "transient_then_ok":
+        tools = [catalogue.get("search", faults=[{"calls": [1, 1 + i % 2], "outcome": faults.transient(503)}])]
+        policy = policies.stubborn("search", {"query": f"q{i}"}, until="success", max_turns=6)
+        expect = [invariants.bounded(executions=6)]
+    elif family == "poll":
+        tools = [catalogue.get("get_job_status", faults=faults.pending(polls=1 + i % 4, interval=5))]
+        policy = policies.poll_until("get_job_status", {"job_id": f"job_{i}"}, max_turns=10)
+        expect = [invariants.bounded(turns=11)]
+    elif family == "paginate":
+        tools = [catalogue.get("list_records", faults=faults.paginated(pages=2 + i % 4, page_size=3))]
+        policy = policies.paginate("list_records", {"table": "t"}, max_turns=10)
+        expect = [invariants.bounded(turns=11)]
+    elif family == "paraphrase_flaky":
+        tools = [catalogue.get("search", faults=[{"probability": 0.4, "outcome": "timeout"}])]
+        policy = policies.paraphrase("search", {"query": f"refund policy {i % 7}"}, max_turns=8)
+        expect = [invariants.bounded(turns=9)]
+    else:
+        tools = [catalogue.get("charge_payment", faults=[{"call": 1, "outcome": {"timeout": {"applied": True}}}])]
+        policy = policies.scripted([{"call": "charge_payment", "args": {"customer_id": f"c{i}", "amount": 5,
+                                                                        "idempotency_key": f"k{i}"}}] * 3
+                                   + [{"final": "paid"}])
+        expect = [invariants.max_side_effects(3, "charge_payment")]
+    return {"agent": agent, "task": family, "tools": tools, "policy": policy, "seed": seed, "name": f"s{i}",
+            "expect": expect}
+
+
+def run_scenario(i: int) -> int:
+    """Run scenario ``i`` and check its invariants; returns the number of violations (kept nowhere)."""
+    from harness import run
+
+    spec = scenario(i)
+    expect = spec.pop("expect")
+    agent = spec.pop("agent")
+    return len(run(agent, **spec).violations(*expect))
+
+
+def suite(n: int) -> dict[str, float]:
+    _clock.install()
+    run_scenario(0)  # warm: imports, virtual time, the catalogue
+    t0 = clock()
+    for i in range(n):
+        run_scenario(i)
+    seconds = clock() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {"seconds": seconds, "per_s": n / seconds, "peak_rss_mb": rss / 1024}
+
+
+def _suite_in_subprocess(n: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "suite", str(n)], check=True,
+                         capture_output=True, text=True, cwd=ROOT, env=_env())
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _env() -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(ROOT), str(HERE), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+# --- the suite under pytest, serial and -n 2 ---------------------------------------------
+
+SUITE_TESTS = """
+import pytest
+from bench_scale import run_scenario
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("i", range({n}))
+def test_scenario(i):
+    run_scenario(i)
+"""
+
+
+# Records when each test starts and ends (a system-wide monotonic clock, comparable across the
+# xdist workers), so the test phase can be told apart from interpreter and plugin start-up.
+TIMESTAMPS = """
+import os, time
+import freezegun.api as fz
+
+def pytest_runtest_setup(item):
+    _stamp("start")
+
+def pytest_runtest_teardown(item):
+    _stamp("end")
+
+def _stamp(kind):
+    with open(os.path.join(os.environ["BENCH_STAMPS"], os.environ.get("PYTEST_XDIST_WORKER", "main")), "a") as fh:
+        fh.write(f"{kind} {fz.real_monotonic()}\\n")
+"""
+
+
+def _pytest_wall(path: Path, *args: str) -> float:
+    t0 = clock()
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=path, env=_env(),
+                   check=True, capture_output=True, text=True)
+    return clock() - t0
+
+
+def _test_phase(stamps: Path) -> float:
+    starts, ends = [], []
+    for f in stamps.iterdir():
+        for line in f.read_text().splitlines():
+            kind, t = line.split()
+            (starts if kind == "start" else ends).append(float(t))
+        f.unlink()
+    return max(ends) - min(starts)
+
+
+def xdist_speedup(n: int) -> tuple[float, float]:
+    """(wall-time ratio, test-phase ratio) of the generated suite, serial over ``-n 2``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp)
+        (path / "test_generated.py").write_text(SUITE_TESTS.replace("{n}", str(n)))
+        (path / "conftest.py").write_text(TIMESTAMPS)
+        stamps = path / "stamps"
+        stamps.mkdir()
+        os.environ["BENCH_STAMPS"] = str(stamps)
+        try:
+            serial = _pytest_wall(path, "--chaos")
+            serial_tests = _test_phase(stamps)
+            parallel = _pytest_wall(path, "--chaos", "-n", "2")
+            parallel_tests = _test_phase(stamps)
+        finally:
+            del os.environ["BENCH_STAMPS"]
+    return serial / parallel, serial_tests / parallel_tests
+
+
+# --- async overhead -----------------------------------------------------------------------
+
+
+def call_overheads(n: int, repeat: int) -> dict[str, float]:
+    import asyncio
+
+    from fake_tools import catalogue
+    from harness import Ceiling, policies, run
+
+    payload = {"record_id": "r1", "version": 3, "status": "written"}
+    args = {"record_id": "r1", "data": {"a": 1}}
+
+    async def bare_async(record_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        return payload
+
+    def bare_sync(record_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        return payload
+
+    timing: dict[str, float] = {}
+
+    async def bare_async_agent(task: str, model: Any, tools: Any) -> str:
+        t0 = clock()
+        for _ in range(n):
+            await bare_async(**args)
+        timing["bare_async"] = clock() - t0
+        acall = tools.acall
+        t0 = clock()
+        for _ in range(n):
+            await acall("write_record", args)
+        timing["async"] = clock() - t0
+        return "done"
+
+    def sync_agent(task: str, model: Any, tools: Any) -> str:
+        t0 = clock()
+        for _ in range(n):
+            bare_sync(**args)
+        timing["bare_sync"] = clock() - t0
+        call = tools.call
+        t0 = clock()
+        for _ in range(n):
+            call("write_record", args)
+        timing["sync"] = clock() - t0
+        return "done"
+
+    best: dict[str, float] = {}
+    tool = [catalogue.get("write_record")]
+    for _ in range(repeat):
+        for agent in (bare_async_agent, sync_agent):
+            run(agent, task="bench", tools=tool, policy=policies.scripted([]),
+                ceiling=Ceiling(max_tool_calls=n + 1, real_seconds=600))
+        for k, v in timing.items():
+            best[k] = min(best.get(k, float("inf")), v / n)
+    asyncio.get_event_loop_policy()  # nothing left running
+    return {"async_us": (best["async"] - best["bare_async"]) * 1e6,
+            "sync_us": (best["sync"] - best["bare_sync"]) * 1e6}
+
+
+# --- the harness against a hand-written test ----------------------------------------------
+
+HANDWRITTEN = '''
+import httpx
+import respx
+
+URL = "https://billing.example.test/invoices/inv_1"
+CLIENT = httpx.Client()  # built once: an httpx client loads the CA bundle, milliseconds each time
+
+
+def billing_agent(get_invoice, turns):
+    """The agent under test: retries a failing tool at most 3 times, then stops."""
+    failures = 0
+    for _ in turns:  # the model asks for the same call every turn
+        try:
+            return get_invoice()
+        except httpx.TimeoutException:
+            failures += 1
+            if failures >= 3:
+                return "STOPPED_LOOP_GUARD"
+    return "FAILED"
+
+
+def handwritten_test():
+    with respx.mock(assert_all_called=False) as mock:
+        route = mock.get(URL).mock(side_effect=httpx.ReadTimeout("timed out"))
+        state = billing_agent(lambda: CLIENT.get(URL).json(), range(40))
+    assert state == "STOPPED_LOOP_GUARD"
+    assert route.call_count == 3  # the counter: 3 executions, no more
+'''
+
+WITH_HARNESS = '''
+from fake_tools import catalogue, faults
+from harness import AgentResult, invariants, policies, run, tool_message
+
+TOOLS = [catalogue.get("fetch_invoice", faults=faults.timeout(after=30))]
+POLICY = policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"})
+EXPECT = (invariants.bounded(executions=3), invariants.terminal_state("STOPPED_LOOP_GUARD"))
+
+
+def billing_agent(task, model, tools):
+    """The same agent, on the harness's model client and toolbox."""
+    messages = [{"role": "user", "content": task}]
+    failures = 0
+    for _ in range(40):
+        turn = model.complete(messages, tools.specs)
+        messages.append(turn.as_message())
+        if turn.final:
+            return turn.text
+        for call in turn.tool_calls:
+            result = tools.call(call.name, call.arguments, call_id=call.id)
+            messages.append(tool_message(call, result))
+            if isinstance(result, dict) and "error" in result:
+                failures += 1
+                if failures >= 3:
+                    return AgentResult("STOPPED_LOOP_GUARD")
+    return None
+
+
+def harness_test():
+    run(billing_agent, task="Get the invoice total", tools=TOOLS, policy=POLICY).check(*EXPECT)
+'''
+
+
+def handwritten_ratio(repeat: int, n: int) -> float:
+    ns_hand: dict[str, Any] = {}
+    ns_harness: dict[str, Any] = {}
+    exec(compile(HANDWRITTEN, "handwritten", "exec"), ns_hand)
+    exec(compile(WITH_HARNESS, "with_harness", "exec"), ns_harness)
+    hand, harn = ns_hand["handwritten_test"], ns_harness["harness_test"]
+    hand()
+    harn()  # warm both
+
+    def many(fn: Any) -> Any:
+        return lambda: [fn() for _ in range(n)]
+
+    return _best(many(harn), repeat) / _best(many(hand), repeat)
+
+
+SESSION_TEST = """
+import pytest
+{body}
+
+@pytest.mark.parametrize("i", range({n}))
+def test_case(i):
+    {fn}()
+"""
+
+
+def handwritten_session_ratio(n: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp)
+        (path / "hand").mkdir()
+        (path / "harness").mkdir()
+        (path / "hand" / "test_hand.py").write_text(
+            SESSION_TEST.replace("{body}", HANDWRITTEN).replace("{n}", str(n)).replace("{fn}", "handwritten_test"))
+        (path / "harness" / "test_harness.py").write_text(
+            SESSION_TEST.replace("{body}", WITH_HARNESS).replace("{n}", str(n)).replace("{fn}", "harness_test"))
+        hand = min(_pytest_wall(path / "hand") for _ in range(2))
+        harn = min(_pytest_wall(path / "harness") for _ in range(2))
+    return harn / hand
+
+
+def measure(quick: bool = False) -> dict[str, float]:
+    n_suite = 1000
+    big = _suite_in_subprocess(n_suite)
+    small = _suite_in_subprocess(250)
+    calls = call_overheads(20_000 if quick else 100_000, 3 if quick else 5)
+    speedup, speedup_tests = xdist_speedup(200 if quick else n_suite)
+    return {
+        "scenarios_per_s": big["per_s"],
+        "peak_rss_mb": big["peak_rss_mb"],
+        "peak_rss_mb_250": small["peak_rss_mb"],
+        "xdist_speedup_2": speedup,
+        "xdist_speedup_2_test_phase": speedup_tests,
+        "per_call_overhead_us_async": calls["async_us"],
+        "per_call_overhead_us_sync_same_run": calls["sync_us"],
+        "async_vs_sync_overhead": calls["async_us"] / calls["sync_us"],
+        "harness_vs_handwritten": handwritten_ratio(3 if quick else 5, 50 if quick else 200),
+        "harness_vs_handwritten_session": handwritten_session_ratio(100 if quick else 300),
+    }
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "suite":
+        print(json.dumps(suite(int(sys.argv[2]))))
+    else:
+        print(json.dumps(measure("--quick" in sys.argv), sort_keys=True))
