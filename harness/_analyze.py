@@ -58,9 +58,11 @@ class Thresholds:
       - the repeat rate reached ``repeat_rate``;
       - a streak without progress of ``streak`` calls;
       - an A-B alternation of ``cycle`` calls;
-      - input tokens grew ``token_growth`` times or more over the session;
+      - input tokens grew ``token_growth`` times or more over the session while calls
+        repeat (growth alone is what exploring costs, not a loop);
       - machine-regular spacing: median gap under ``machine_gap`` seconds with a spread
-        under ``regular_spread``, over ``loop_repeats`` calls or more.
+        under ``regular_spread``, over ``loop_repeats`` calls or more, with a repeat rate
+        of at least half of ``repeat_rate``.
     healthy otherwise. Sessions dominated by polls (PENDING answers) at a human-scale
     interval are at most suspicious: polling under a contract is legitimate repetition.
     """
@@ -414,9 +416,10 @@ def judge(rep: SessionReport, th: Thresholds) -> tuple[str, str]:
             reasons.append(f"{streak} calls in a row without progress")
         if cycle >= th.cycle and rep.cycle is not None:
             reasons.append(f"A-B cycle {rep.cycle.a} <-> {rep.cycle.b} for {cycle} calls")
-        if machine:
+        if machine and rep.repeat_rate >= th.repeat_rate / 2:
             reasons.append(f"machine-regular calls every {_seconds(rep.interval_median)}")
-    if rep.tokens and rep.tokens.ratio and rep.tokens.ratio >= th.token_growth and rep.tokens.turns >= th.min_calls:
+    if (rep.tokens and rep.tokens.ratio and rep.tokens.ratio >= th.token_growth and rep.tokens.turns >= th.min_calls
+            and rep.repeat_rate > 0):
         reasons.append(f"input tokens grew x{rep.tokens.ratio:g} ({rep.tokens.first} -> {rep.tokens.last})")
     if reasons:
         return "suspicious", "; ".join(reasons)

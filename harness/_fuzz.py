@@ -157,6 +157,8 @@ def policy_data(policy: Any) -> dict[str, Any]:
                 out.append({"call": d.calls[0][0], "args": dict(d.calls[0][1])})
             else:
                 out.append({"calls": [{"call": n, "args": dict(a)} for n, a in d.calls]})
+        if isinstance(policy, Recorded):  # a recording keeps going after a refusal
+            extra["respect_refusals"] = False
         return {"scripted": {"steps": out, **extra}}
     raise TypeError(f"no plain-data spelling for policy {policy!r}: use a built-in policy to get a YAML scenario")
 
