@@ -40,7 +40,7 @@ def generate(path: Path, events: int) -> int:
             step += 1
             # every 1000th step a healthy session makes a distinct lookup
             if step % 1000 == 0:
-                run, tool, args = f"healthy-{step // 1000 % 50}", "search", '{"query":"q%d"}' % step
+                run, tool, args = f"healthy-{step // 1000 % 50}", "search", f'{{"query":"q{step}"}}'
                 fp = f"{step:012x}"
                 outcome, cls, code = "ok", "SUCCESS", "ok"
             else:
@@ -54,16 +54,16 @@ def generate(path: Path, events: int) -> int:
 
 
 _CHILD = r"""
-import json, resource, sys
+import json, resource, sys, time
 import freezegun.api as fz
 from harness._analyze import Analysis
-start = fz.real_perf_counter()
+start, cpu = fz.real_perf_counter(), time.process_time()
 a = Analysis()
 a.add_path(sys.argv[1])
 reports = a.reports()
-elapsed = fz.real_perf_counter() - start
+elapsed, cpu = fz.real_perf_counter() - start, time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"events": a.events, "seconds": elapsed, "peak_mb": peak,
+print(json.dumps({"events": a.events, "seconds": elapsed, "cpu": cpu, "peak_mb": peak,
                   "verdicts": sorted({r.verdict for r in reports})}))
 """
 
@@ -77,7 +77,8 @@ def measure(quick: bool) -> dict[str, float]:
         out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, env=env,
                              check=True)
     data = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"analyze_events_per_s": data["events"] / data["seconds"], "analyze_peak_rss_mb": data["peak_mb"]}
+    return {"analyze_events_per_s": data["events"] / data["seconds"], "analyze_peak_rss_mb": data["peak_mb"],
+            "analyze_events_per_cpu_s": data["events"] / data["cpu"]}
 
 
 if __name__ == "__main__":
