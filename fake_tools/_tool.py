@@ -68,7 +68,7 @@ def _compile_schema(tool: str, schema: Mapping[str, Any]) -> tuple[tuple[_Param,
         if "default" in spec:
             defaults[str(name)] = spec["default"]
     required = schema.get("required", [])
-    if not isinstance(required, list) or any(r not in props for r in required):
+    if not isinstance(required, list) or any(not isinstance(r, str) or r not in props for r in required):
         raise DefinitionError(tool, "parameters.required",
                               f"expected a list of declared properties ({', '.join(props)}), got {required!r}")
     closed = schema.get("additionalProperties", True) is False

@@ -32,6 +32,7 @@ def test_wrong_type_and_enum_and_unknown_argument():
     ({"parameters": {"type": "array"}}, "parameters"),
     ({"parameters": {"type": "object", "properties": {"x": {"type": "strnig"}}}}, "parameters.properties.x.type"),
     ({"parameters": {"type": "object", "properties": {}, "required": ["x"]}}, "parameters.required"),
+    ({"parameters": {"type": "object", "properties": {}, "required": [[]]}}, "parameters.required"),
     ({"side_effect": True, "idempotency_key": "nope"}, "idempotency_key"),
     ({"idempotency_key": "x", "parameters": {"type": "object", "properties": {"x": {}}}}, "idempotency_key"),
     ({"delivery": "throw"}, "delivery"),
