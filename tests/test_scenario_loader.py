@@ -119,7 +119,8 @@ def test_more_than_one_document() -> None:
 
 def test_deep_nesting_is_refused_without_recursing() -> None:
     err = error(with_("args: {invoice_id: inv_1}", "args: " + "[" * 5000 + "]" * 5000))
-    assert "nested more than" in err.message and err.line == 8
+    # refused by our composer, or first by libyaml's own depth limit in newer builds: both located
+    assert ("nested more than" in err.message or "nesting depth" in err.message) and err.line == 8
 
 
 def test_alias_bombs_are_refused() -> None:
@@ -336,7 +337,8 @@ def test_custom_policy_and_invariant_by_reference() -> None:
     assert v.passed
 
 
-def test_a_function_invariant_by_reference() -> None:
+def test_a_function_invariant_by_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))  # `tests.` importable
     text = with_("  - bounded: {executions: 3}", "  - tests.test_scenario_loader:_never_more_than_one_turn")
     [sc] = load(text, allow_imports=True)
     v = run_scenario(sc, "builtin:naive")
