@@ -29,6 +29,7 @@ import operator
 import random
 import threading
 import traceback
+import types
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,7 +216,11 @@ class Toolbox:
     async def acall(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
                     **kwargs: Any) -> Any:
         """``call`` for async agents: the tool's latency is awaited, so parallel calls overlap."""
-        tool, outcome = await self.aexecute(name, args, call_id=call_id, **kwargs)
+        tool, outcome = self._execute(name, args, call_id, kwargs, False)
+        if outcome.latency:
+            await asyncio.sleep(outcome.latency)  # virtual: see harness._clock
+        else:
+            await _yield()  # a real tool call always yields to the other tasks
         return tool.deliver(outcome)
 
     async def aexecute(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
@@ -227,7 +232,10 @@ class Toolbox:
         model turn start together and the clock ends at the slowest one, not at the sum.
         """
         result = self._execute(name, args, call_id, kwargs, False)
-        await asyncio.sleep(result[1].latency)  # virtual: see harness._clock
+        if result[1].latency:
+            await asyncio.sleep(result[1].latency)  # virtual: see harness._clock
+        else:
+            await _yield()
         return result
 
     def execute(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
@@ -434,6 +442,12 @@ def _run_agent(agent: Callable[..., Any], task: str, model: ModelClient, toolbox
 
 
 _SEQ = operator.itemgetter("seq")
+
+
+@types.coroutine
+def _yield() -> Any:
+    """One trip through the event loop, as ``asyncio.sleep(0)`` without its two coroutine layers."""
+    yield
 _CLASS = {c: c.value for c in OutcomeClass}  # an Enum's .value is a descriptor call; this is a dict hit
 
 
