@@ -219,7 +219,7 @@ class FuzzFailure:
 
     def reproduce(self) -> str:
         if self.blob:
-            return f"reproduce: fuzz(..., blob={self.blob!r})"
+            return f"reproduce: fuzz(..., blob={self.blob!r}); the exploration: fuzz(..., seed={self.seed})"
         if self.seed is not None:
             return f"reproduce: fuzz(..., seed={self.seed}) (run seed {self.run_seed})"
         return f"run seed {self.run_seed}"

@@ -183,7 +183,7 @@ def test_the_yaml_is_a_complete_scenario() -> None:
     assert data["policy"] == {"stubborn": {"tool": "charge_payment", "args": PAY, "until": "success"}}
     assert {"bounded": {"executions": 50, "turns": 30}} in data["expect"]
     assert "idempotent" in data["expect"]
-    assert "reproduce: fuzz(..., seed=1)" in failure.yaml
+    assert "fuzz(..., seed=1)" in failure.yaml
     message = report.message()
     assert "Save this scenario under scenarios/" in message and "trace around event" in message
 
