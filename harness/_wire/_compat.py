@@ -35,12 +35,12 @@ def patch_pydantic() -> None:
         return
     swaps = ((fz.real_datetime, fz.FakeDatetime, "datetime"), (fz.real_date, fz.FakeDate, "date"))
 
-    def match_type(self: Any, obj: Any) -> Any:
+    def match_type(self: Any, obj: Any, *args: Any, **kwargs: Any) -> Any:  # pydantic 2.14 adds `origin`
         for real, fake, name in swaps:
             if obj is real or obj is fake:
                 obj = getattr(_dt, name)
                 break
-        return original(self, obj)
+        return original(self, obj, *args, **kwargs)
 
     cls.match_type = match_type
     _patched = True
