@@ -21,8 +21,8 @@ the next timer instead of waiting. So ``asyncio.sleep``, ``asyncio.wait_for`` an
 the loop's executor, a socket or pipe the agent registered) virtual time only flows as fast
 as real time, so a real answer is never overtaken by a virtual timeout.
 
-Caveat: monotonic clocks read before installation are not comparable with readings
-after it (freezegun derives them from the wall clock); install early.
+Outside a run every patched function answers the real time at once, so monotonic
+clocks read before installation stay comparable with readings after it.
 """
 
 from __future__ import annotations
@@ -70,7 +70,11 @@ class VirtualClock:
 # functions stay real (test-runner durations, hypothesis deadlines, the watchdog).
 REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "harness._clock",
                      "harness._watchdog", "bench_", "benchmarks")
-_saved_stack_limit: int | None = None
+_saved_should_use_real_time: Any = None
+
+
+def _outside_run() -> bool:
+    return _active is None
 
 _active: VirtualClock | None = None
 _freezer: Any = None
@@ -130,12 +134,14 @@ def install() -> None:
         freezer = freezegun.freeze_time(EPOCH, real_asyncio=True, ignore=list(REAL_TIME_MODULES))
         freezer.start()
         _fz.freeze_factories[-1] = _TimeSource()  # type: ignore[call-overload]
-        # No call-stack inspection: the time source already answers real time outside a
-        # run, and inside one every caller must see the virtual clock (an agent called
+        # freezegun's fakes ask ``_should_use_real_time()`` first. Answer "outside a run":
+        # then between runs every time function is the real one at the cost of one call
+        # (monotonic clocks stay comparable across installation), and inside a run every
+        # caller sees the virtual clock, with no call-stack inspection (an agent called
         # from a test is a few frames below pytest, which an ignore list would match).
-        global _saved_stack_limit
-        _saved_stack_limit = _fz.call_stack_inspection_limit
-        _fz.call_stack_inspection_limit = 0
+        global _saved_should_use_real_time
+        _saved_should_use_real_time = _fz._should_use_real_time
+        _fz._should_use_real_time = _outside_run
         _patch_sleeps()
         _freezer = freezer
         atexit.register(uninstall)
@@ -152,8 +158,8 @@ def uninstall() -> None:
         _undo.clear()
         _freezer.stop()
         _freezer = None
-        if _saved_stack_limit is not None:
-            _fz.call_stack_inspection_limit = _saved_stack_limit
+        if _saved_should_use_real_time is not None:
+            _fz._should_use_real_time = _saved_should_use_real_time
 
 
 def _patch_sleeps() -> None:
