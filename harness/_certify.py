@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
 
 SUITE_PACKAGE = "toolchaos_scenarios"
+# Bump when a certification scenario is added, removed or changes what it demands: reports
+# carry it next to the per-file hashes, so two certifications can be compared.
+SUITE_VERSION = "1"
 NAIVE_MUST_FAIL = ("loops", "error_classes", "side_effects", "budgets")
 LEGIT = "legit"
 
