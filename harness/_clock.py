@@ -156,7 +156,10 @@ def uninstall() -> None:
         for owner, name, value in reversed(_undo):
             setattr(owner, name, value)
         _undo.clear()
-        _freezer.stop()
+        try:
+            _freezer.stop()
+        except Exception:
+            pass
         _freezer = None
         if _saved_should_use_real_time is not None:
             _fz._should_use_real_time = _saved_should_use_real_time

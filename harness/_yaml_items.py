@@ -142,6 +142,13 @@ class ScenarioItem(pytest.Item):
             if verdict.result.trace.path is None:
                 _keep_trace(self.config, verdict)
             raise ScenarioFailed(verdict)
+        examples = getattr(opt, "chaos_fuzz", None)
+        if self.scenario.fuzz is not None or examples:
+            # The fixed schedule held; now vary it. A failure is an AssertionError whose
+            # message carries the shrunk case as a complete YAML scenario.
+            from ._fuzz import fuzz_scenario
+
+            fuzz_scenario(self.scenario, self.scenario.fuzz, agent=self._agent(), examples=examples).check()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):

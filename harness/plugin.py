@@ -50,6 +50,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="agent under test, 'package.module:attr' or 'builtin:NAME' "
                          "(default: ini chaos_agent, else builtin:guarded)")
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
+    group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
+                    help="also fuzz every scenario's fault schedules with N examples "
+                         "(scenarios with a fuzz: block are fuzzed anyway, with their own count)")
     group.addoption("--chaos-artifacts", default=None, metavar="DIR",
                     help="write each run's trace to DIR/<test-or-scenario-id>.trace.jsonl")
     group.addoption("--chaos-certify", action="store_true", default=False,

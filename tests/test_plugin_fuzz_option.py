@@ -1,0 +1,32 @@
+"""``--chaos-fuzz=N`` and a scenario's ``fuzz:`` block: the scenario's schedules are fuzzed after its run."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+SCENARIO = """
+id: pay
+title: a payment
+task: Charge the customer.
+tools:
+  charge_payment: {}
+policy:
+  stubborn: {tool: charge_payment, args: {customer_id: c1, amount: 10}}
+expect:
+  - idempotent
+"""
+
+
+def test_chaos_fuzz_finds_what_the_fixed_schedule_misses(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".chaos.yaml", pay=SCENARIO)
+    pytester.runpytest_subprocess("--chaos", "--chaos-agent=builtin:naive").assert_outcomes(passed=1)
+    res = pytester.runpytest_subprocess("--chaos", "--chaos-agent=builtin:naive", "--chaos-fuzz=60")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines(["*idempotent*"])
+
+
+def test_chaos_fuzz_holds_for_the_guarded_agent(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".chaos.yaml", pay=SCENARIO)
+    pytester.runpytest_subprocess("--chaos", "--chaos-fuzz=30").assert_outcomes(passed=1)
