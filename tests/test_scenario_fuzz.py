@@ -168,11 +168,11 @@ def test_deep_nesting_fails_clearly(opener: str, depth: int) -> None:
 
 def test_a_constructor_tripping_on_a_value_is_still_a_located_error() -> None:
     doc = copy.deepcopy(VALID)
-    doc["tools"]["lookup"]["parameters"]["required"] = [[]]  # unhashable: the tool constructor raises TypeError
+    doc["tools"]["lookup"]["parameters"]["required"] = [[]]  # once a TypeError in the constructor
     try:
         load_text(yaml.safe_dump(doc, sort_keys=False), "fuzz.chaos.yaml")
     except ScenarioError as err:
-        assert "tool 'lookup': invalid definition (TypeError" in err.message and err.line == 19
+        assert "tool 'lookup': parameters.required" in err.message and err.line >= 19
     else:
         raise AssertionError("loaded")
 
