@@ -108,7 +108,8 @@ class Feedback:
         return self.kind == "ok"
 
 
-def _is_empty(value: Any) -> bool:
+def is_empty(value: Any) -> bool:
+    """None, an empty string or container, or a mapping whose values are all empty containers."""
     if value is None or value == "" or value == [] or value == {}:
         return True
     if isinstance(value, Mapping):
@@ -146,7 +147,7 @@ def interpret(content: Any) -> tuple[str, bool | None, str | None, float | None]
         status = content.get("status")
         if isinstance(status, str) and status.lower() in PENDING_STATES:
             return "pending", True, "processing", None
-    if _is_empty(content):
+    if is_empty(content):
         return "empty", None, None, None
     return "ok", None, None, None
 

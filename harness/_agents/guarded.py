@@ -48,7 +48,7 @@ from fake_tools import ToolError
 from fake_tools._fingerprint import canonical, digest
 
 from .._engine import AgentResult
-from .._model import estimate_tokens, tool_message
+from .._model import estimate_tokens, is_empty, tool_message
 
 _FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
                     "known overview me to".split())
@@ -293,7 +293,7 @@ class _Guard:
             self.ops[op] = "applied"
             self.results[op] = content
             self.completed.append(op)
-        if _is_empty(result):
+        if is_empty(result):
             new = False
         else:
             fact = digest(canonical(result) if not isinstance(result, str) else result)
@@ -307,14 +307,6 @@ class _Guard:
                 raise _Stop("STOPPED_LOOP_GUARD", "no_progress",
                             f"{self.stale} results in a row brought nothing new")
         return new
-
-
-def _is_empty(value: Any) -> bool:
-    if value is None or value == "" or value == [] or value == {}:
-        return True
-    if isinstance(value, Mapping):
-        return all(isinstance(v, (list, dict)) and not v for v in value.values())
-    return False
 
 
 def _loose(value: Any) -> Any:
