@@ -2,7 +2,8 @@
 and the harness against the same scenario hand-written with plain pytest + respx + a counter.
 
 - scenarios_per_s: a 1,000-scenario generated suite (six families of faults and model behaviours, each
-  scenario its own seed, checked against invariants), run in one fresh process; imports excluded
+  scenario its own seed, checked against invariants), run three times in one fresh process, imports
+  excluded; the best pass (scenarios_per_s_median: the median pass)
 - peak_rss_mb: that process's peak resident memory; peak_rss_mb_250: the same with 250 scenarios
   (the two should be close: memory is flat in the number of scenarios)
 - xdist_speedup_2: the same suite as 1,000 pytest tests under ``pytest --chaos``: serial wall time
@@ -103,15 +104,25 @@ def run_scenario(i: int) -> int:
     return len(run(agent, **spec).violations(*expect))
 
 
-def suite(n: int) -> dict[str, float]:
+def suite(n: int, repeat: int = 3) -> dict[str, float]:
+    """The suite ``repeat`` times in this process; the best pass gives the rate.
+
+    On a shared machine the CPU time of the same pass varies by up to 2x from one pass to the
+    next; the best pass is the one least disturbed (as ``timeit`` reports). The median is
+    printed beside it.
+    """
     _clock.install()
-    run_scenario(0)  # warm: imports, virtual time, the catalogue
-    t0 = clock()
-    for i in range(n):
+    for i in range(2 * len(FAMILIES)):  # warm: imports, virtual time, the catalogue, both agents
         run_scenario(i)
-    seconds = clock() - t0
+    passes = []
+    for _ in range(repeat):
+        t0 = clock()
+        for i in range(n):
+            run_scenario(i)
+        passes.append(clock() - t0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    return {"seconds": seconds, "per_s": n / seconds, "peak_rss_mb": rss / 1024}
+    best, median = min(passes), sorted(passes)[len(passes) // 2]
+    return {"seconds": best, "per_s": n / best, "per_s_median": n / median, "peak_rss_mb": rss / 1024}
 
 
 def _suite_in_subprocess(n: int) -> dict[str, float]:
@@ -360,6 +371,7 @@ def measure(quick: bool = False) -> dict[str, float]:
     speedup, speedup_tests = xdist_speedup(200 if quick else n_suite)
     return {
         "scenarios_per_s": big["per_s"],
+        "scenarios_per_s_median": big["per_s_median"],
         "peak_rss_mb": big["peak_rss_mb"],
         "peak_rss_mb_250": small["peak_rss_mb"],
         "xdist_speedup_2": speedup,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._errors import DefinitionError, exception_for
@@ -106,10 +106,13 @@ class FakeTool:
                 "x-side-effect": self.side_effect, "x-idempotency-key": self.idempotency_key}
 
     def with_faults(self, faults: Any = None, default: Any = None, delivery: str | None = None) -> FakeTool:
-        """A copy with another fault schedule (and optionally another delivery)."""
-        return fake_tool(self.name, self.description, self.parameters, side_effect=self.side_effect,
-                         idempotency_key=self.idempotency_key, volatile=self.volatile,
-                         delivery=delivery or self.delivery, faults=faults, default=default, payload=self.payload)
+        """A copy with another fault schedule (and optionally another delivery).
+
+        The schema was checked and compiled when this tool was built; the copy shares it.
+        """
+        delivery = delivery or self.delivery
+        _check_delivery(self.name, delivery)
+        return replace(self, delivery=delivery, schedule=schedule(faults, default, self.name))
 
     # -- the per-call path: keep it cheap ------------------------------------------------
 
@@ -219,13 +222,17 @@ def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | 
                               f"{idempotency_key!r} is not one of its parameters ({', '.join(p.name for p in params)})")
     if idempotency_key is not None and not side_effect:
         raise DefinitionError(name, "idempotency_key", "only a tool with side_effect: true carries an idempotency key")
-    if delivery not in DELIVERIES:
-        raise DefinitionError(name, "delivery", f"expected one of {', '.join(DELIVERIES)}, got {delivery!r}")
+    _check_delivery(name, delivery)
     vol = tuple(DEFAULT_VOLATILE if volatile is None else volatile)
     if idempotency_key in vol:
         vol = tuple(v for v in vol if v != idempotency_key)
     return FakeTool(name, description, dict(schema), bool(side_effect), idempotency_key, vol, delivery,
                     schedule(faults, default, name), payload, params, required, closed, defaults)
+
+
+def _check_delivery(name: str, delivery: str) -> None:
+    if delivery not in DELIVERIES:
+        raise DefinitionError(name, "delivery", f"expected one of {', '.join(DELIVERIES)}, got {delivery!r}")
 
 
 class UnknownTool(KeyError):
@@ -297,17 +304,7 @@ class ToolSet:
         tool = self.tools.get(name)
         if tool is None:
             raise UnknownTool(name, self.tools)
-        # Normalising, canonical JSON, hashing and validation depend only on the arguments:
-        # agents that loop send the same arguments again and again, so remember them.
-        ck = (name, repr(args))
-        known = self._known.get(ck)
-        if known is None:
-            norm = tool.normalise(args)
-            text = canonical(norm)
-            known = (norm, text, digest(name + "\x00" + text), tool.validate(args))
-            if len(self._known) < 4096:
-                self._known[ck] = known
-        norm, text, fp, bad = known
+        norm, text, fp, bad = self._facts(tool, args)
         clock = self.clock
         state = self.states[name]
         outcome, call_no = tool.resolve_numbered(args, state, clock.now(), text, self.seed, bad)
@@ -319,6 +316,31 @@ class ToolSet:
         if tool.side_effect:
             count = self.ledger.record(name, tool.operation_key(args, fp), outcome.applied, outcome.status, seq)
         return tool, outcome, norm, fp, count, call_no
+
+    def _facts(self, tool: FakeTool, args: Mapping[str, Any]) -> tuple[dict[str, Any], str, str, Outcome | None]:
+        """(normalised args, canonical JSON, fingerprint, validation failure) of one call.
+
+        They depend only on the arguments, and agents that loop send the same arguments again
+        and again (and the model's request is fingerprinted before its execution): remember them.
+        """
+        ck = (tool.name, repr(args))
+        known = self._known.get(ck)
+        if known is None:
+            norm = tool.normalise(args)
+            text = canonical(norm)
+            known = (norm, text, digest(tool.name + "\x00" + text), tool.validate(args))
+            if len(self._known) < 4096:
+                self._known[ck] = known
+        return known
+
+    def fingerprint(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+        """(normalised args, fingerprint) of a call, for a tool that may not be registered."""
+        tool = self.tools.get(name)
+        if tool is None:
+            norm = normalise(args)
+            return norm, digest(name + "\x00" + canonical(norm))
+        norm, _, fp, _ = self._facts(tool, args)
+        return norm, fp
 
     def call(self, name: str, args: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         tool, outcome, _, _, _ = self.execute(name, {**(args or {}), **kwargs})

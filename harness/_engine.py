@@ -36,11 +36,9 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 from fake_tools import EffectLedger, FakeTool, Outcome, OutcomeClass, ToolSet
-from fake_tools._fingerprint import canonical as _canonical
-from fake_tools._fingerprint import digest, normalise
 
 from . import _clock, _isolation, _watchdog
-from ._model import Decision, ModelTurn, ModelView, ToolCall, Usage, estimate_tokens, read_feedback
+from ._model import Decision, ModelTurn, ModelView, TokenMeter, ToolCall, Usage, estimate_tokens, read_feedback
 from ._policies import Policy, as_policy
 from ._trace import Trace
 from ._watchdog import HarnessStop, WatchdogExpired
@@ -131,15 +129,14 @@ class _Run:
         self.late = itertools.count(1)
         self.pending: list[list[Any]] = []  # [call_id, tool, fingerprint] asked for, not yet handled
         self.usage: list[Usage] = []
+        self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new
         self.memory: dict[str, Any] = {}
         self.rng = random.Random(f"{seed}:policy")
         self.closed = False
         self.last_final: str | None = None
 
     def fp(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-        tool = self.tools.get(name)
-        norm = tool.normalise(args) if tool is not None else normalise(args)
-        return norm, digest(name + "\x00" + _canonical(norm))
+        return self.toolset.fingerprint(name, args)
 
     def take_request(self, name: str, fp: str, call_id: str | None) -> str | None:
         """Match an execution or refusal to the model's request it answers."""
@@ -335,7 +332,7 @@ class ModelClient:
         calls = tuple(ToolCall(f"call_{run.step}_{i}", name, args) for i, (name, args) in enumerate(decision.calls))
         text = decision.text if not calls else None
         out_tokens = 4 + estimate_tokens([text] if not calls else [[c.name, c.arguments] for c in calls])
-        usage = Usage(estimate_tokens(msgs), out_tokens)
+        usage = Usage(run.prompt_meter.estimate(msgs), out_tokens)
         run.usage.append(usage)
         asked = []
         for c in calls:

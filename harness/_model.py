@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 
@@ -204,6 +205,56 @@ def read_feedback(messages: Sequence[Mapping[str, Any]]) -> list[Feedback]:
     return out
 
 
+def _encoder() -> Callable[[Any], int]:
+    """The length of ``json.dumps(obj, default=str, ensure_ascii=False, separators=(",", ":"))``.
+
+    Token estimates run on every model turn; ``json.dumps`` builds an encoder per call, so the
+    C encoder is built once here (no circular check: a message that contains itself fails
+    with RecursionError instead of ValueError). Without the C accelerator, plain JSONEncoder.
+    """
+    if c_make_encoder is None:  # pragma: no cover - CPython always has it
+        encode = json.JSONEncoder(default=str, ensure_ascii=False, separators=(",", ":")).encode
+        return lambda obj: len(encode(obj))
+    chunks = c_make_encoder(None, str, encode_basestring, None, ":", ",", False, False, True)
+    return lambda obj: sum(map(len, chunks(obj, 0)))
+
+
+_encoded_size = _encoder()
+
+
 def estimate_tokens(messages: Sequence[Any]) -> int:
     """A deterministic token estimate (~4 characters a token) that grows with the conversation."""
-    return 8 + len(json.dumps(messages, default=str, ensure_ascii=False, separators=(",", ":"))) // 4
+    return 8 + _encoded_size(messages) // 4
+
+
+class TokenMeter:
+    """``estimate_tokens`` for a conversation that grows turn by turn, without re-encoding it.
+
+    Encoding the whole conversation every turn made a long run quadratic. The meter keeps each
+    message's encoded size beside a shallow copy of it and re-encodes only the messages that are
+    new or no longer equal to their copy (an agent that trims old tool results is measured
+    again). The figure is the one ``estimate_tokens`` gives for the same list.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: list[tuple[Any, int]] = []
+
+    def estimate(self, messages: Sequence[Any]) -> int:
+        seen = self._seen
+        sizes = 0
+        for i, m in enumerate(messages):
+            if i < len(seen) and seen[i][0] == m:
+                sizes += seen[i][1]
+                continue
+            size = _encoded_size(m)
+            entry = (dict(m) if isinstance(m, Mapping) else m, size)
+            if i < len(seen):
+                seen[i] = entry
+            else:
+                seen.append(entry)
+            sizes += size
+        del seen[len(messages):]
+        n = len(messages)
+        return 8 + (2 + sizes + max(n - 1, 0)) // 4

@@ -474,8 +474,9 @@ def tools_of(policy: Policy) -> set[str]:
 
 
 def as_policy(obj: Any) -> Policy:
-    if isinstance(obj, Policy):
-        return obj
+    # What isinstance(obj, Policy) checks, without typing's protocol machinery (~20 us a run).
+    if callable(getattr(obj, "decide", None)) and hasattr(obj, "name"):
+        return obj  # type: ignore[no-any-return]
     if callable(obj):
         return FunctionPolicy(obj)
     raise PolicyError(f"expected a policy or a function (view) -> Decision, got {obj!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness._model import estimate_tokens, interpret, read_feedback
+from harness._model import TokenMeter, estimate_tokens, interpret, read_feedback
 
 
 @pytest.mark.parametrize("content,kind,retryable", [
@@ -47,3 +47,16 @@ def test_token_estimate_grows_with_the_conversation():
     small = estimate_tokens([{"role": "user", "content": "x"}])
     big = estimate_tokens([{"role": "user", "content": "x" * 4000}])
     assert big - small == 1000
+
+
+def test_token_meter_gives_the_estimate_of_the_whole_conversation_as_it_grows_and_changes():
+    meter, msgs = TokenMeter(), []
+    for i in range(30):
+        msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": {"rows": ["é" * i, i / 3, None]}})
+        assert meter.estimate(msgs) == estimate_tokens(msgs)
+    msgs[4]["content"] = "trimmed"  # an agent that trims an old tool result in place
+    assert meter.estimate(msgs) == estimate_tokens(msgs)
+    msgs[7] = {"role": "user", "content": "replaced"}
+    del msgs[12:]
+    assert meter.estimate(msgs) == estimate_tokens(msgs)
+    assert meter.estimate([]) == estimate_tokens([]) == 8

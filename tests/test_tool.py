@@ -89,3 +89,23 @@ def test_catalogue_has_the_ten_tools_with_specs():
     for name in catalogue.NAMES:
         spec = catalogue.get(name).spec()
         assert spec["name"] == name and spec["parameters"]["type"] == "object" and spec["description"]
+
+
+def test_with_faults_checks_the_delivery_and_leaves_the_original_alone():
+    base = catalogue.get("send_email")
+    with pytest.raises(DefinitionError, match=r"send_email.*delivery.*'throw'"):
+        base.with_faults("timeout", delivery="throw")
+    t = base.with_faults("timeout")
+    args = {"to": "a", "subject": "s", "body": "b"}
+    assert ToolSet([t]).call("send_email", args)["error"]["code"] == "timeout"
+    assert ToolSet([base]).call("send_email", args)["status"] == "sent"
+    assert t.validate({"to": "a"}) is not None  # the shared compiled schema still validates
+
+
+def test_catalogue_payloads_are_seeded_and_vary_by_seed():
+    one = ToolSet([catalogue.get("search")], seed=1).call("search", query="refund")
+    again = ToolSet([catalogue.get("search")], seed=1).call("search", query="refund")
+    other = ToolSet([catalogue.get("search")], seed=2).call("search", query="refund")
+    assert one == again and one != other
+    titles = {r["title"] for r in one["results"]}
+    assert len(titles) == 3 and all(t[:1].isupper() for t in titles)

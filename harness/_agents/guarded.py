@@ -48,7 +48,7 @@ from fake_tools import ToolError
 from fake_tools._fingerprint import canonical, digest
 
 from .._engine import AgentResult
-from .._model import estimate_tokens, is_empty, tool_message
+from .._model import TokenMeter, is_empty, tool_message
 
 _FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
                     "known overview me to".split())
@@ -112,6 +112,7 @@ class _Guard:
     stale: int = 0
     executions: int = 0
     tokens: int = 0
+    prompt_meter: TokenMeter = field(default_factory=TokenMeter)
     refusals: int = 0
     completed: list[str] = field(default_factory=list)
     rng: random.Random = field(default_factory=random.Random)
@@ -155,7 +156,7 @@ class _Guard:
         """Count the prompt before sending it: a turn that would overrun the token budget is not made."""
         if not self.cfg.budgets:
             return
-        projected = self.tokens + estimate_tokens(messages) + _OUTPUT_RESERVE
+        projected = self.tokens + self.prompt_meter.estimate(messages) + _OUTPUT_RESERVE
         if projected > self.limit("max_tokens"):
             raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens",
                         f"the next turn would need ~{projected} tokens; the budget is {self.limit('max_tokens')}")
