@@ -30,6 +30,7 @@ from typing import Any
 
 from fake_tools import FakeTool
 
+from .. import _clock
 from .._engine import AgentResult, Budgets, Ceiling, ModelClient, RunResult, Toolbox
 from .._engine import run as engine_run
 from .._watchdog import HarnessStop
@@ -167,7 +168,8 @@ def call_agent(agent: Any, task: str, env: Env) -> Any:
         async def _await() -> Any:
             return await out
 
-        out = asyncio.run(_await())
+        clock = _clock.active()  # inside harness.run: the run's clock drives the loop's time
+        out = asyncio.run(_await()) if clock is None else _clock.run_coroutine(_await(), clock)
     return out
 
 

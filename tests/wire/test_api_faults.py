@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -86,6 +87,24 @@ def test_async_retries_run_on_the_virtual_clock() -> None:
     assert result.answer == "a/b"
     assert result.virtual_seconds >= 40 + 600  # retry-after, then anthropic's default read timeout
     assert real_perf_counter() - started < 5
+
+
+def test_an_async_sdk_agent_runs_on_a_loop_whose_timers_are_virtual() -> None:
+    async def agent(task: str) -> str:
+        loop = asyncio.get_running_loop()
+        before = loop.time()
+        try:  # a timeout built on the loop's timers, not on asyncio.sleep: real time would hang here
+            await asyncio.wait_for(asyncio.Event().wait(), timeout=50)
+        except asyncio.TimeoutError:
+            pass
+        waited = loop.time() - before
+        a = await openai.AsyncOpenAI().chat.completions.create(model="m", messages=MSGS)
+        return f"{a.choices[0].message.content} after {waited:g}s"
+
+    started = real_perf_counter()
+    result = wire.run(agent, task="t", tools=[], policy=FINAL)
+    assert result.answer == "fine after 50s"
+    assert result.virtual_seconds >= 50 and real_perf_counter() - started < 5
 
 
 def test_stream_cut_midway_reaches_the_agent_as_the_sdks_error() -> None:
