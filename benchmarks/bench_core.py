@@ -12,21 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import freezegun.api as fz
+from bench_util import best as _best
+from bench_util import clock
 
 from fake_tools import catalogue, faults
 from harness import policies, run
-
-clock = fz.real_perf_counter  # the harness installs virtual time; benchmarks need the real one
-
-
-def _best(fn: Any, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = clock()
-        fn()
-        best = min(best, clock() - t0)
-    return best
 
 
 def measure(quick: bool = False) -> dict[str, float]:

@@ -7,9 +7,12 @@ and the harness against the same scenario hand-written with plain pytest + respx
 - peak_rss_mb: that process's peak resident memory; peak_rss_mb_250: the same with 250 scenarios
   (the two should be close: memory is flat in the number of scenarios)
 - xdist_speedup_2: the same suite as 1,000 pytest tests under ``pytest --chaos``: serial wall time
-  divided by ``-n 2`` wall time (process start-up and collection included in both);
-  xdist_speedup_2_test_phase: the same ratio over the test phase only (first test start to last
-  test end, across workers), without interpreter and plugin start-up
+  divided by ``-n 2`` wall time (process start-up and collection included in both), with the
+  bytecode cache warm; xdist_speedup_2_test_phase: the same ratio over the test phase only (first
+  test start to last test end, across workers), without interpreter and plugin start-up;
+  xdist_{serial,n2}_{wall,startup}_s and pytest_ms_per_test_serial say where the time goes
+- xdist_speedup_2_batched_10: the same 1,000 scenarios as 100 tests of 10 scenarios each (what
+  xdist gives when a test is not dominated by pytest's own per-test cost)
 - per_call_overhead_us_async: harness cost of ``await tools.acall(...)`` minus a bare ``await``;
   per_call_overhead_us_sync_same_run: the sync figure measured the same way, for the ratio
   async_vs_sync_overhead
@@ -37,19 +40,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
+from bench_util import best as _best  # noqa: E402
+from bench_util import clock  # noqa: E402
+
 from harness import _clock  # noqa: E402
-
-clock = _clock.real_perf_counter  # the harness installs virtual time; benchmarks need the real one
-
-
-def _best(fn: Any, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = clock()
-        fn()
-        best = min(best, clock() - t0)
-    return best
-
 
 # --- the generated suite ------------------------------------------------------------------
 
@@ -143,11 +137,18 @@ import pytest
 from bench_scale import run_scenario
 
 @pytest.mark.chaos
-@pytest.mark.parametrize("i", range({n}))
+@pytest.mark.parametrize("i", range({tests}))
 def test_scenario(i):
-    run_scenario(i)
+    for j in range(i * {per_test}, (i + 1) * {per_test}):
+        run_scenario(j)
 """
 
+# The generated suite is configured like this project's own tests: langsmith (pulled in by the
+# langgraph extra) registers a pytest plugin that costs seconds of start-up in every process.
+SUITE_INI = """
+[pytest]
+addopts = -p no:langsmith_plugin
+"""
 
 # Records when each test starts and ends (a system-wide monotonic clock, comparable across the
 # xdist workers), so the test phase can be told apart from interpreter and plugin start-up.
@@ -167,10 +168,10 @@ def _stamp(kind):
 """
 
 
-def _pytest_wall(path: Path, *args: str) -> float:
+def _pytest_wall(path: Path, *args: str, env: dict[str, str] | None = None) -> float:
     t0 = clock()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=path, env=_env(),
-                   check=True, capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=path,
+                   env=env or _env(), check=True, capture_output=True, text=True)
     return clock() - t0
 
 
@@ -184,23 +185,32 @@ def _test_phase(stamps: Path) -> float:
     return max(ends) - min(starts)
 
 
-def xdist_speedup(n: int) -> tuple[float, float]:
-    """(wall-time ratio, test-phase ratio) of the generated suite, serial over ``-n 2``."""
+def _pytest_env(pycache: Path, stamps: Path) -> dict[str, str]:
+    """Bytecode cached in a scratch directory: pytest re-rewrites the asserts of every plugin module
+    in every process when PYTHONDONTWRITEBYTECODE is set (seconds per process), which a developer
+    machine or a CI job with a cache does not pay."""
+    env = {k: v for k, v in _env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPYCACHEPREFIX": str(pycache), "BENCH_STAMPS": str(stamps)}
+
+
+def xdist_speedup(n: int, per_test: int = 1) -> dict[str, float]:
+    """The generated suite under ``pytest --chaos``, serial and ``-n 2``: wall and test-phase seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
-        (path / "test_generated.py").write_text(SUITE_TESTS.replace("{n}", str(n)))
+        (path / "test_generated.py").write_text(
+            SUITE_TESTS.replace("{tests}", str(n // per_test)).replace("{per_test}", str(per_test)))
         (path / "conftest.py").write_text(TIMESTAMPS)
+        (path / "pytest.ini").write_text(SUITE_INI)
         stamps = path / "stamps"
         stamps.mkdir()
-        os.environ["BENCH_STAMPS"] = str(stamps)
-        try:
-            serial = _pytest_wall(path, "--chaos")
-            serial_tests = _test_phase(stamps)
-            parallel = _pytest_wall(path, "--chaos", "-n", "2")
-            parallel_tests = _test_phase(stamps)
-        finally:
-            del os.environ["BENCH_STAMPS"]
-    return serial / parallel, serial_tests / parallel_tests
+        env = _pytest_env(path / "pycache", stamps)
+        _pytest_wall(path, "--chaos", "-n", "2", "--co", env=env)  # warm the bytecode cache
+        serial = _pytest_wall(path, "--chaos", env=env)
+        serial_tests = _test_phase(stamps)
+        parallel = _pytest_wall(path, "--chaos", "-n", "2", env=env)
+        parallel_tests = _test_phase(stamps)
+    return {"serial_s": serial, "parallel_s": parallel, "serial_tests_s": serial_tests,
+            "parallel_tests_s": parallel_tests}
 
 
 # --- async overhead -----------------------------------------------------------------------
@@ -368,14 +378,22 @@ def measure(quick: bool = False) -> dict[str, float]:
     big = _suite_in_subprocess(n_suite)
     small = _suite_in_subprocess(250)
     calls = call_overheads(20_000 if quick else 100_000, 3 if quick else 5)
-    speedup, speedup_tests = xdist_speedup(200 if quick else n_suite)
+    xd = xdist_speedup(200 if quick else n_suite)
+    batched = xdist_speedup(200 if quick else n_suite, per_test=10)
     return {
         "scenarios_per_s": big["per_s"],
         "scenarios_per_s_median": big["per_s_median"],
         "peak_rss_mb": big["peak_rss_mb"],
         "peak_rss_mb_250": small["peak_rss_mb"],
-        "xdist_speedup_2": speedup,
-        "xdist_speedup_2_test_phase": speedup_tests,
+        "xdist_speedup_2": xd["serial_s"] / xd["parallel_s"],
+        "xdist_speedup_2_test_phase": xd["serial_tests_s"] / xd["parallel_tests_s"],
+        "xdist_serial_wall_s": xd["serial_s"],
+        "xdist_serial_startup_s": xd["serial_s"] - xd["serial_tests_s"],
+        "xdist_n2_wall_s": xd["parallel_s"],
+        "xdist_n2_startup_s": xd["parallel_s"] - xd["parallel_tests_s"],
+        "pytest_ms_per_test_serial": 1000 * xd["serial_tests_s"] / (200 if quick else n_suite),
+        "xdist_speedup_2_batched_10": batched["serial_s"] / batched["parallel_s"],
+        "xdist_speedup_2_batched_10_test_phase": batched["serial_tests_s"] / batched["parallel_tests_s"],
         "per_call_overhead_us_async": calls["async_us"],
         "per_call_overhead_us_sync_same_run": calls["sync_us"],
         "async_vs_sync_overhead": calls["async_us"] / calls["sync_us"],
