@@ -189,7 +189,39 @@ class _TooDeep(Exception):
         self.mark = mark
 
 
-if getattr(yaml, "__with_libyaml__", False):  # libyaml scans and parses in C (8x faster); composing stays here
+def _libyaml_speaks_this_yaml() -> bool:
+    """Whether libyaml's parser hands out the event and error classes of the ``yaml`` imported here.
+
+    The C extension ``yaml._yaml`` is initialised once per process and can never be re-run:
+    it keeps the ``yaml.events``/``yaml.error`` classes of the first import of PyYAML. When
+    ``yaml`` is imported again after its modules left ``sys.modules`` (pytester's in-process
+    sessions restore ``sys.modules`` after each run; ``importlib.reload``), the new Python
+    modules get new classes while the extension still builds the old ones. PyYAML's
+    ``Composer`` tells events apart by class identity, so it would then match none of them and
+    fail with ``UnboundLocalError``, and parse errors would slip past ``yaml.MarkedYAMLError``.
+    Probing what the parser actually produces (rather than a private attribute of the
+    extension) keeps this true to whatever PyYAML version is installed.
+    """
+    if not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover - PyYAML built without libyaml
+        return False
+    from yaml._yaml import CParser
+
+    probe = CParser("[")  # a stream start, a document start, a sequence start, then a parse error
+    try:
+        if not isinstance(probe.get_event(), yaml.events.StreamStartEvent):
+            return False
+        for _ in range(4):
+            probe.get_event()
+    except yaml.MarkedYAMLError:
+        return True
+    except Exception:  # the error class of another import of PyYAML
+        return False
+    finally:
+        probe.dispose()
+    return False  # pragma: no cover - libyaml accepted an unclosed flow sequence
+
+
+if _libyaml_speaks_this_yaml():  # libyaml scans and parses in C (8x faster); composing stays here
     from yaml._yaml import CParser as _Parser
 
     class _Base(Composer, _Parser, SafeConstructor, Resolver):
@@ -198,7 +230,7 @@ if getattr(yaml, "__with_libyaml__", False):  # libyaml scans and parses in C (8
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
             Composer.__init__(self)
-else:  # pragma: no cover - PyYAML built without libyaml
+else:  # no libyaml, or libyaml bound to an earlier import of PyYAML: all-Python, all from this import
     _Base = yaml.SafeLoader  # type: ignore[misc,assignment]
 
 
