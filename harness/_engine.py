@@ -86,14 +86,62 @@ class Budgets:
         return default if value is None else value
 
 
+DEFAULT_REAL_SECONDS = 5.0  # the real-time watchdog's limit when neither the ceiling nor the session sets one
+
+# The session's real-time limit (pytest --chaos-real-seconds / ini chaos_real_seconds) and where
+# it came from. Process-wide, not per run, because runs reach the engine by paths that never see
+# the pytest config: the chaos fixture, YAML items, the certification suite, harness.wire.run, a
+# test calling harness.run directly. Read when a run starts, so a Ceiling built before the session
+# (a module-level constant in a conftest) still follows it.
+_session_real_seconds: tuple[float, str] | None = None
+
+
+def set_session_real_seconds(seconds: float | None, source: str = "") -> Callable[[], None]:
+    """Set the real-time limit of runs whose ceiling names none (``None`` clears it).
+
+    Returns a function that puts the previous limit back (a pytest session registers it as a
+    cleanup, so an in-process inner session does not leak its limit into the outer one).
+    ``source`` (say ``--chaos-real-seconds``) is named in a watchdog failure, so whoever reads
+    it knows which knob to turn. The value is not validated here: the pytest plugin validates
+    it, once, for the command line and the ini file alike.
+    """
+    global _session_real_seconds
+    previous = _session_real_seconds
+    _session_real_seconds = None if seconds is None else (float(seconds), source)
+
+    def restore() -> None:
+        global _session_real_seconds
+        _session_real_seconds = previous
+
+    return restore
+
+
+def session_real_seconds() -> float | None:
+    """The session's real-time limit, or ``None`` when the session sets none."""
+    current = _session_real_seconds
+    return None if current is None else current[0]
+
+
 @dataclass(frozen=True)
 class Ceiling:
-    """The harness's own fuse, far above any sane budget: it ends runs, it does not judge them."""
+    """The harness's own fuse, far above any sane budget: it ends runs, it does not judge them.
+
+    ``real_seconds`` is the real-time watchdog's limit. ``None`` (the default) means "not set
+    here": the session's limit (``set_session_real_seconds``, the pytest option
+    ``--chaos-real-seconds``), else ``DEFAULT_REAL_SECONDS``. An explicit value always wins.
+    """
 
     max_tool_calls: int = 1000
     max_model_turns: int = 200
-    real_seconds: float = 5.0
+    real_seconds: float | None = None
     thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
+
+    def watchdog_limit(self) -> tuple[float, str]:
+        """The real-time limit a run under this ceiling gets, and who set it ("" when the ceiling or the default did)."""
+        if self.real_seconds is not None:
+            return self.real_seconds, ""
+        session = _session_real_seconds
+        return session if session is not None else (DEFAULT_REAL_SECONDS, "")
 
 
 @dataclass
@@ -493,7 +541,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     interrupted: BaseException | None = None
     previous = _clock.activate(clock)
     net_mark = _isolation.begin()
-    token = _watchdog.arm(ceiling.real_seconds)
+    real_seconds, limit_source = ceiling.watchdog_limit()
+    token = _watchdog.arm(real_seconds)
     threads_before = set(threading.enumerate())
     try:
         try:
@@ -504,7 +553,9 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     except HardCeiling as exc:
         harness_stop, error, result = "ceiling", str(exc), AgentResult("HARD_CEILING")
     except WatchdogExpired:
-        harness_stop, error = "watchdog", f"the agent ran past the real-time limit of {ceiling.real_seconds:g}s"
+        harness_stop, error = "watchdog", f"the agent ran past the real-time limit of {real_seconds:g}s"
+        if limit_source:
+            error += f" (set by {limit_source})"
         result = AgentResult("WATCHDOG")
     except _isolation.NetworkBlocked as exc:
         harness_stop, error, result = "network", str(exc), AgentResult("CRASHED")
@@ -527,7 +578,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
         harness_stop, error = "network", str(_isolation.NetworkBlocked(attempts[0]))
         result = AgentResult("CRASHED")
     if interrupted is None:
-        leftover = _leftover_threads(threads_before, r, min(ceiling.thread_grace, ceiling.real_seconds))
+        leftover = _leftover_threads(threads_before, r, min(ceiling.thread_grace, real_seconds))
         if leftover and harness_stop is None:
             harness_stop, result = "threads", AgentResult("CRASHED")
             error = (f"the agent returned while threads it started still called tools: {', '.join(leftover)}; "

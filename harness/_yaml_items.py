@@ -17,7 +17,10 @@ of a failing scenario is written under pytest's cache directory).
 
 Which agent runs a scenario: ``--chaos-agent`` on the command line, else the scenario's
 own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``. The seed:
-``--chaos-seed``, else the scenario's ``seed``.
+``--chaos-seed``, else the scenario's ``seed``. The real-time limit: the scenario's
+``ceiling: {real_seconds: ...}``, else ``--chaos-real-seconds``, else the ini option
+``chaos_real_seconds``, else 5 s (the engine applies the session's limit to every run whose
+ceiling sets none: ``harness._engine.set_session_real_seconds``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@
 - ``chaos`` fixture: a ``harness.Chaos`` for the test, its runs named after the test.
 - ``--chaos-agent=module:attr`` (ini ``chaos_agent``), ``--chaos-seed=N``,
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
+- ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
+  for every run of the session whose test or scenario sets no ``real_seconds`` of its own
+  (``harness._engine.set_session_real_seconds``).
 - Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
   under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
   certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
@@ -15,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +26,15 @@ from typing import Any
 import pytest
 
 from . import _clock, _yaml_items
-from ._engine import safe_name
+from ._engine import DEFAULT_REAL_SECONDS, safe_name, set_session_real_seconds
 from ._session import Chaos
 
 # Certification reports (--chaos-report, --chaos-require) live in their own module.
 pytest_plugins = ["harness._report_pytest"]
 
 SKIP_REASON = "chaos test: run it with `pytest --chaos`"
+REAL_SECONDS_OPTION = "--chaos-real-seconds"
+REAL_SECONDS_INI = "chaos_real_seconds"
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,7 @@ class Settings:
     agent: str
     seed: int
     artifacts: Path | None
+    real_seconds: float | None  # None: the session sets no real-time limit (each run's ceiling, else 5 s)
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -57,8 +64,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write each run's trace to DIR/<test-or-scenario-id>.trace.jsonl")
     group.addoption("--chaos-certify", action="store_true", default=False,
                     help="also run the bundled certification suite (implies --chaos)")
+    # A string, not type=float: the ini value goes through the same check (_real_seconds).
+    group.addoption(REAL_SECONDS_OPTION, default=None, metavar="SECONDS",
+                    help="real-time limit of each chaos run: the watchdog ends an agent still running after "
+                         "SECONDS as a failure (WATCHDOG); a scenario's or test's own ceiling real_seconds "
+                         f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
+                         "60 for harness.wire SDK agents)")
     parser.addini("chaos_agent", "agent under test for chaos runs ('module:attr' or 'builtin:NAME')",
                   default="builtin:guarded")
+    parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
+                                    f"(default {DEFAULT_REAL_SECONDS:g}; 60 for harness.wire SDK agents)", default="")
     _yaml_items.add_ini(parser)
 
 
@@ -69,10 +84,41 @@ def pytest_configure(config: pytest.Config) -> None:
     opt = config.option
     agent = opt.chaos_agent or config.getini("chaos_agent") or "builtin:guarded"
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
+    limit = _real_seconds(config)
+    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts,
+                        None if limit is None else limit[0])
     config.stash[settings_key] = settings
+    if limit is not None:
+        # Process-wide: runs reach the engine by paths that never see this config (the chaos
+        # fixture, scenario items, harness.wire.run, harness.run called from a test). The
+        # cleanup puts the previous limit back, so an in-process inner session does not leak.
+        config.add_cleanup(set_session_real_seconds(*limit))
     if settings.enabled:
         _clock.install()  # once, before any test measures time (see harness._clock)
+
+
+def _real_seconds(config: pytest.Config) -> tuple[float, str] | None:
+    """The session's real-time limit and its source: the command line, else the ini file, else None.
+
+    The one place both are validated: 0, a negative number, nan, inf or not a number is a
+    usage error naming the option and the value (inf too: the watchdog deadline also bounds
+    socket timeouts, which must be finite).
+    """
+    raw: Any = config.option.chaos_real_seconds
+    source = REAL_SECONDS_OPTION
+    if raw is None:
+        raw = config.getini(REAL_SECONDS_INI)
+        source = f"ini option {REAL_SECONDS_INI}"
+        if not str(raw).strip():
+            return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise pytest.UsageError(f"{source}: expected a positive number of seconds (the real-time limit of each "
+                                f"chaos run), got {raw!r}")
+    return seconds, source
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -31,7 +31,7 @@ from typing import Any
 from fake_tools import FakeTool
 
 from .. import _clock
-from .._engine import AgentResult, Budgets, Ceiling, ModelClient, RunResult, Toolbox
+from .._engine import AgentResult, Budgets, Ceiling, ModelClient, RunResult, Toolbox, session_real_seconds
 from .._engine import run as engine_run
 from .._watchdog import HarnessStop
 from ._apifaults import ApiFaults
@@ -237,7 +237,9 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
                 else:
                     os.environ[var] = value
 
-    if ceiling is None:  # the SDKs build their pydantic models lazily, on first use, inside the run
+    # The SDKs build their pydantic models lazily, on first use, inside the run: a longer watchdog,
+    # unless the session set a limit (pytest --chaos-real-seconds), which the engine then applies.
+    if ceiling is None and session_real_seconds() is None:
         ceiling = Ceiling(real_seconds=SDK_REAL_SECONDS)
     res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
                      ceiling=ceiling, store=store, name=name, artifacts=artifacts)

@@ -1,0 +1,192 @@
+"""``--chaos-real-seconds`` and the ``chaos_real_seconds`` ini option: the session's real-time limit.
+
+Precedence, most specific first: a scenario's or test's own ``real_seconds`` > the command
+line > the ini file > the built-in default (5 s; 60 s for ``harness.wire`` SDK agents).
+The agent here spins in pure Python and never calls the model or a tool, so only the
+watchdog can end it: each run lasts exactly its limit, which keeps the limits small.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from fake_tools import catalogue
+from harness import Ceiling, _engine, policies, wire  # noqa: F401  (wire: imported before any inner session, see below)
+
+pytest_plugins = ["pytester"]
+
+SPIN = """
+def spin(task, model, tools):
+    while True:  # pure Python, no call into the harness: only the watchdog ends it
+        pass
+
+
+def spin_sdk(task):
+    while True:
+        pass
+"""
+
+SCENARIO = """
+id: spin
+title: an agent that never returns
+task: Find the invoice.
+tools:
+  search: {}
+policy:
+  scripted: []
+expect:
+  - terminated
+"""
+
+OWN_LIMIT = SCENARIO.replace("id: spin", "id: own-limit") + "ceiling: {real_seconds: 0.1}\n"
+NO_OWN_LIMIT = SCENARIO.replace("id: spin", "id: no-own-limit") + "ceiling: {max_tool_calls: 50}\n"
+
+FROM_OPTION = "*the real-time watchdog ended it: the agent ran past the real-time limit of {:g}s (set by {})*"
+
+
+@pytest.fixture(autouse=True)
+def _no_langsmith(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner sessions without langsmith's plugin too: importing it costs seconds per session."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", f"{os.environ.get('PYTEST_ADDOPTS', '')} -p no:langsmith_plugin")
+
+
+@pytest.fixture
+def spin(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(spin_mod=SPIN)
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_the_option_ends_a_spinning_scenario_at_the_limit(spin: pytest.Pytester) -> None:
+    spin.makefile(".chaos.yaml", spin=SCENARIO)
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-real-seconds=0.5")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines([FROM_OPTION.format(0.5, "--chaos-real-seconds"), "run spin#0: WATCHDOG;*"])
+    took = res.reprec.matchreport("spin", when="call").duration  # type: ignore[attr-defined]
+    assert 0.45 <= took < 2.5, f"the scenario ran {took:.2f}s under a 0.5s limit (the built-in default is 5s)"
+    assert _engine.session_real_seconds() is None, "the inner session's limit leaked into this one"
+
+
+def test_the_ini_value(spin: pytest.Pytester) -> None:
+    spin.makefile(".chaos.yaml", spin=SCENARIO)
+    spin.makeini("[pytest]\nchaos_real_seconds = 0.2\n")
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines([FROM_OPTION.format(0.2, "ini option chaos_real_seconds")])
+
+
+def test_the_command_line_beats_the_ini_value(spin: pytest.Pytester) -> None:
+    spin.makefile(".chaos.yaml", spin=SCENARIO)
+    spin.makeini("[pytest]\nchaos_real_seconds = 0.1\n")
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-real-seconds=0.2")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines([FROM_OPTION.format(0.2, "--chaos-real-seconds")])
+
+
+def test_a_scenarios_own_real_seconds_beats_the_option(spin: pytest.Pytester) -> None:
+    spin.makefile(".chaos.yaml", own=OWN_LIMIT, other=NO_OWN_LIMIT)
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-real-seconds=0.2", "-p", "no:randomly")
+    res.assert_outcomes(failed=2)
+    # A ceiling block that sets only max_tool_calls leaves the real-time limit to the session.
+    res.stdout.fnmatch_lines(["*chaos scenario no-own-limit*", FROM_OPTION.format(0.2, "--chaos-real-seconds"),
+                              "*chaos scenario own-limit*",
+                              "*the real-time watchdog ended it: the agent ran past the real-time limit of 0.1s"])
+
+
+def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
+    spin.makepyfile(test_spin="""
+        import pytest
+        from harness import Ceiling
+        from spin_mod import spin
+
+        def go(chaos):
+            r = chaos.run(task="t", tools=[chaos.tool("search")], policy=chaos.policies.scripted([]), agent=spin)
+            print("RESULT", r.terminal_state, r.error)
+
+        def test_fixture(chaos):
+            go(chaos)
+
+        @pytest.mark.chaos(ceiling=Ceiling(max_tool_calls=50))
+        def test_ceiling_without_real_seconds(chaos):
+            go(chaos)
+
+        @pytest.mark.chaos(ceiling=Ceiling(real_seconds=0.1))
+        def test_marker_real_seconds(chaos):
+            go(chaos)
+    """)
+    res = spin.runpytest("--chaos", "--chaos-real-seconds=0.2", "-s", "-v", "-p", "no:randomly")
+    res.assert_outcomes(passed=3)
+    limit = "RESULT WATCHDOG the agent ran past the real-time limit of"
+    res.stdout.fnmatch_lines([f"*{limit} 0.2s (set by --chaos-real-seconds)*",
+                              f"*{limit} 0.2s (set by --chaos-real-seconds)*",
+                              f"*{limit} 0.1s"])
+
+
+def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
+    spin.makepyfile(test_sdk="""
+        from fake_tools import catalogue
+        from harness import policies, wire
+        from spin_mod import spin_sdk
+
+        def test_sdk():
+            r = wire.run(spin_sdk, task="t", tools=[catalogue.get("search")], policy=policies.scripted([]))
+            print("RESULT", r.terminal_state, r.error)
+    """)
+    res = spin.runpytest("--chaos-real-seconds=0.2", "-s")
+    res.assert_outcomes(passed=1)
+    res.stdout.fnmatch_lines(["*RESULT WATCHDOG the agent ran past the real-time limit of 0.2s (set by *"])
+
+
+def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness._wire import _run
+
+    seen: list[Ceiling | None] = []
+
+    def engine_run(*args: Any, ceiling: Ceiling | None = None, **kw: Any) -> Any:
+        seen.append(ceiling)
+        raise _Stop
+
+    monkeypatch.setattr(_run, "engine_run", engine_run)
+    go = {"task": "t", "tools": [catalogue.get("search")], "policy": policies.scripted([])}
+    with pytest.raises(_Stop):
+        _run.run(lambda task: None, **go)
+    restore = _engine.set_session_real_seconds(0.3, "--chaos-real-seconds")
+    try:
+        with pytest.raises(_Stop):
+            _run.run(lambda task: None, **go)
+    finally:
+        restore()
+    assert seen[0] is not None and seen[0].watchdog_limit() == (_run.SDK_REAL_SECONDS, "")
+    assert seen[1] is None  # the engine's own default, which follows the session
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", ""])
+def test_a_bad_command_line_value_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    res = pytester.runpytest("--chaos", f"--chaos-real-seconds={value}")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([f"ERROR: --chaos-real-seconds: expected a positive number of seconds*got {value!r}"])
+
+
+@pytest.mark.parametrize("value", ["0", "-2.5", "five"])
+def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    pytester.makeini(f"[pytest]\nchaos_real_seconds = {value}\n")
+    res = pytester.runpytest()
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([f"ERROR: ini option chaos_real_seconds: expected a positive number*got {value!r}"])
+
+
+def test_help_says_what_it_does_and_the_default(pytester: pytest.Pytester) -> None:
+    res = pytester.runpytest("--help")
+    text = " ".join(res.stdout.str().split())
+    assert "--chaos-real-seconds=SECONDS real-time limit of each chaos run" in text
+    assert "else 5 seconds; 60 for harness.wire SDK agents" in text
+    assert "chaos_real_seconds (string): real-time limit in seconds of each chaos run" in text
