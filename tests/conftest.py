@@ -17,6 +17,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """Inner sessions without hypothesis's plugin: it costs seconds per in-process session here."""
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
+    """Inner sessions without hypothesis's and langsmith's plugins: they cost seconds per session here."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest -p no:langsmith_plugin")
     return pytester

@@ -8,7 +8,6 @@ watchdog can end it: each run lasts exactly its limit, which keeps the limits sm
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -45,12 +44,6 @@ OWN_LIMIT = SCENARIO.replace("id: spin", "id: own-limit") + "ceiling: {real_seco
 NO_OWN_LIMIT = SCENARIO.replace("id: spin", "id: no-own-limit") + "ceiling: {max_tool_calls: 50}\n"
 
 FROM_OPTION = "*the real-time watchdog ended it: the agent ran past the real-time limit of {:g}s (set by {})*"
-
-
-@pytest.fixture(autouse=True)
-def _no_langsmith(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inner sessions without langsmith's plugin too: importing it costs seconds per session."""
-    monkeypatch.setenv("PYTEST_ADDOPTS", f"{os.environ.get('PYTEST_ADDOPTS', '')} -p no:langsmith_plugin")
 
 
 @pytest.fixture
@@ -153,6 +146,8 @@ def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: py
     go = {"task": "t", "tools": [catalogue.get("search")], "policy": policies.scripted([])}
     with pytest.raises(_Stop):
         _run.run(lambda task: None, **go)
+    with pytest.raises(_Stop):  # a ceiling that sets other limits only keeps the SDK default too
+        _run.run(lambda task: None, ceiling=Ceiling(max_tool_calls=50), **go)
     restore = _engine.set_session_real_seconds(0.3, "--chaos-real-seconds")
     try:
         with pytest.raises(_Stop):
@@ -160,7 +155,8 @@ def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: py
     finally:
         restore()
     assert seen[0] is not None and seen[0].watchdog_limit() == (_run.SDK_REAL_SECONDS, "")
-    assert seen[1] is None  # the engine's own default, which follows the session
+    assert seen[1] == Ceiling(max_tool_calls=50, real_seconds=_run.SDK_REAL_SECONDS)
+    assert seen[2] is None  # the engine's own default, which follows the session
 
 
 class _Stop(Exception):

@@ -24,7 +24,7 @@ import asyncio
 import inspect
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -239,8 +239,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
 
     # The SDKs build their pydantic models lazily, on first use, inside the run: a longer watchdog,
     # unless the session set a limit (pytest --chaos-real-seconds), which the engine then applies.
-    if ceiling is None and session_real_seconds() is None:
-        ceiling = Ceiling(real_seconds=SDK_REAL_SECONDS)
+    if (ceiling is None or ceiling.real_seconds is None) and session_real_seconds() is None:
+        ceiling = replace(ceiling or Ceiling(), real_seconds=SDK_REAL_SECONDS)
     res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
                      ceiling=ceiling, store=store, name=name, artifacts=artifacts)
     wire = holder.get("wire")
