@@ -6,7 +6,9 @@ GenAI spans), and reports for every session:
 
 - **calls** executed (and refused), **unique fingerprints**, **repeat rate**
   (``1 - unique / calls``) and the **most repeated fingerprints** with their counts;
-- **A-B cycles**: the longest run of calls alternating between two fingerprints;
+- **cycles**: the longest run of calls going round the same 2, 3 or 4 fingerprints in the
+  same order (A-B-A-B, search -> read -> summarize -> search -> ...), with its period and
+  one round of it;
 - the **longest streak without progress**: consecutive calls none of which brought
   anything new. A call is progress when its fingerprint was never seen in the session,
   or when the same call now answers differently than last time (another outcome code,
@@ -23,7 +25,8 @@ GenAI spans), and reports for every session:
 Memory stays flat however long the file: per session the state is bounded (at most
 ``MAX_TRACKED`` fingerprints are tracked exactly; past that, counts become Misra-Gries
 lower bounds and the unique count a HyperLogLog estimate, and the report says so;
-intervals are kept as a bounded systematic sample). Toolchaos traces are read by a
+intervals are kept as a bounded systematic sample; cycles need only the last
+``MAX_PERIOD`` fingerprints and the longest run's round). Toolchaos traces are read by a
 byte-level scanner (a few ``find`` calls per line, no JSON parsing) that falls back to
 ``json.loads`` for any line not in the engine's own layout. Imported JSON documents
 are read whole (they are conversations, not streams); JSON Lines stream.
@@ -35,12 +38,14 @@ import hashlib
 import heapq
 import json
 import math
+from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 MAX_TRACKED = 50_000  # fingerprints tracked exactly per session
+MAX_PERIOD = 4  # longest cycle round detected (Session.tool's comparisons are unrolled for it)
 GAP_SAMPLE = 4096  # interval sample size per session
 _HLL_P = 14
 _HLL_M = 1 << _HLL_P
@@ -53,11 +58,12 @@ class Thresholds:
     looping, when any of:
       - one fingerprint was called ``loop_repeats`` times or more and the longest streak
         without progress reached ``loop_streak`` calls;
-      - an A-B alternation lasted ``loop_cycle`` calls or more.
+      - a cycle (a round of 2 to ``MAX_PERIOD`` calls repeated in order, A-B-A-B included)
+        lasted ``loop_cycle`` calls or more.
     suspicious, when (with at least ``min_calls`` calls) any of:
       - the repeat rate reached ``repeat_rate``;
       - a streak without progress of ``streak`` calls;
-      - an A-B alternation of ``cycle`` calls;
+      - a cycle of ``cycle`` calls;
       - input tokens grew ``token_growth`` times or more over the session while calls
         repeat (growth alone is what exploring costs, not a loop);
       - machine-regular spacing: median gap under ``machine_gap`` seconds with a spread
@@ -86,13 +92,12 @@ class Session:
     """The bounded state of one session while its events stream by."""
 
     __slots__ = (
-        "alt_a",
-        "alt_b",
-        "alt_len",
-        "alt_max",
-        "alt_pair",
         "calls",
         "counts",
+        "cyc_best",
+        "cyc_len",
+        "cyc_max",
+        "cyc_p",
         "ended",
         "first_t",
         "format",
@@ -100,13 +105,12 @@ class Session:
         "gap_stride",
         "gaps",
         "guard",
+        "hist",
         "hll",
         "last_model",
         "last_t",
         "overflow",
         "pending",
-        "prev1",
-        "prev2",
         "refused",
         "sid",
         "source",
@@ -126,12 +130,11 @@ class Session:
         self.counts: dict[bytes, list[Any]] = {}
         self.overflow = False
         self.hll: bytearray | None = None
-        self.prev1: bytes | None = None
-        self.prev2: bytes | None = None
-        self.alt_len = self.alt_max = 0
-        self.alt_a: bytes | None = None
-        self.alt_b: bytes | None = None
-        self.alt_pair: tuple[bytes, bytes] | None = None
+        # the last MAX_PERIOD fingerprints, newest first; None until that many calls were seen
+        self.hist: deque[bytes | None] = deque([None] * MAX_PERIOD, MAX_PERIOD)
+        self.cyc_p = self.cyc_len = 0  # the cycle run under way: its period (0: none) and calls
+        self.cyc_max = 0  # the longest run that ended, in calls, and one round of it in order
+        self.cyc_best: tuple[bytes | None, ...] = ()
         self.streak = self.streak_max = 0
         self.first_t: float | None = None
         self.last_t: float | None = None
@@ -189,19 +192,40 @@ class Session:
                 self.streak_max = st
         if self.hll is not None:
             self._hll_add(fp)
-        p1 = self.prev1
-        if fp == self.prev2 and fp != p1:
-            al = self.alt_len = (self.alt_len + 1) if self.alt_len else 3
-            if al == 3:
-                self.alt_a, self.alt_b = fp, p1
-            if al > self.alt_max:
-                self.alt_max = al
-                self.alt_pair = (self.alt_a or fp, self.alt_b or fp)
-        elif self.alt_len:
-            self.alt_len = 0
-        self.prev2 = p1
-        self.prev1 = fp
+        # Cycles, inline because this runs for every call. A run under way continues while the
+        # call repeats the one a period back (one comparison), so a round that revisits a step
+        # (search, read, search, summarize) stays one period-4 run. Otherwise a run starts on the
+        # smallest period that matches, so A-B-A-B is period 2, never 4; period 1 is a plain
+        # repeat, which the counts and the no-progress streak already judge. A fingerprint never
+        # seen cannot start a run, so exploring costs no comparison (unless the counts
+        # overflowed: then a recent one may have been evicted and look new).
+        h = self.hist
+        q = self.cyc_p
+        if q and fp == h[q - 1]:
+            self.cyc_len += 1
+        elif q or not new or self.overflow:
+            if q:
+                self._cycle_ended()
+            q = 0 if fp == h[0] else 2 if fp == h[1] else 3 if fp == h[2] else 4 if fp == h[3] else 0
+            if q:
+                self.cyc_p, self.cyc_len = q, q + 1  # the call a period back starts the run
+        h.appendleft(fp)
         return new
+
+    def _cycle_ended(self) -> None:
+        """The run under way stops (``hist`` still ends with it): keep it if it is the longest, end it.
+
+        Ties keep the first run. Only a new longest run allocates, so few do over a session.
+        """
+        if self.cyc_len > self.cyc_max:
+            self.cyc_max, self.cyc_best = self.cyc_len, _round(self.hist, self.cyc_p, self.cyc_len)
+        self.cyc_p = 0
+
+    def longest_cycle(self) -> tuple[int, tuple[bytes | None, ...]]:
+        """Calls in the longest cycle run so far (the one under way included) and one round of it."""
+        if self.cyc_p and self.cyc_len > self.cyc_max:
+            return self.cyc_len, _round(self.hist, self.cyc_p, self.cyc_len)
+        return self.cyc_max, self.cyc_best
 
     def model_line(self, line: bytes) -> None:
         """A model event of the engine's layout: counted now, its tokens read only when needed."""
@@ -274,11 +298,7 @@ class Session:
         repeat_rate = 0.0 if calls == 0 else max(0.0, 1 - unique / calls)
         tops = heapq.nlargest(top, self.counts.items(), key=lambda kv: kv[1][0])
         top_list = [Repeated(fp.decode(errors="replace"), rec[0], rec[2], rec[3]) for fp, rec in tops if rec[0] > 1]
-        cycle = None
-        if self.alt_max and self.alt_pair is not None:
-            a, b = self.alt_pair
-            cycle = Cycle(self.alt_max, _name(self.counts, a), _name(self.counts, b), a.decode(errors="replace"),
-                          b.decode(errors="replace"))
+        cycle = self._cycle_report()
         gaps = sorted(self.gaps)
         median = spread = None
         if gaps:
@@ -303,6 +323,22 @@ class Session:
             tokens=tokens, state=self.state, guard=self.guard)
         rep.verdict, rep.reason = judge(rep, th)
         return rep
+
+    def _cycle_report(self) -> Cycle | None:
+        calls, steps = self.longest_cycle()
+        if not calls:
+            return None
+        # a run needs a full round of calls before it, so its steps are never hist's None padding
+        fps = [(fp or b"").decode(errors="replace") for fp in steps]
+        names = [_name(self.counts, fp or b"") for fp in steps]
+        return Cycle(calls, names[0], names[1], fps[0], fps[1], len(steps), names, fps)
+
+
+def _round(hist: deque[bytes | None], period: int, calls: int) -> tuple[bytes | None, ...]:
+    """One round of a cycle run of ``calls`` calls that ends with ``hist[0]``, in the order the run
+    began: the last ``period`` calls hold every step; the one that came ``k`` calls into the run
+    is ``(calls - 1 - k) % period`` calls back."""
+    return tuple(hist[(calls - 1 - k) % period] for k in range(period))
 
 
 def _tokens_in(line: bytes) -> int | None:
@@ -338,11 +374,27 @@ class Repeated:
 
 @dataclass
 class Cycle:
-    calls: int  # length of the longest A-B alternation, in calls
+    """The longest cycle run: ``calls`` calls going round ``steps`` in order.
+
+    ``a`` and ``b`` (and their fingerprints) are the round's first two steps, as they were
+    when only A-B alternations were detected; ``steps`` names every step (the tool, or the
+    fingerprint when the log has no name) and ``steps_fp`` gives their fingerprints.
+    """
+
+    calls: int  # length of the longest run, in calls (two rounds of period 3 are 6 calls)
     a: str
     b: str
     a_fp: str
     b_fp: str
+    period: int = 2
+    steps: list[str] = field(default_factory=list)
+    steps_fp: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """``A-B cycle a <-> b`` for period 2, ``cycle a -> b -> c (period 3)`` for longer rounds."""
+        if self.period == 2 or not self.steps:
+            return f"A-B cycle {self.a} <-> {self.b}"
+        return f"cycle {' -> '.join(self.steps)} (period {self.period})"
 
 
 @dataclass
@@ -402,7 +454,7 @@ def judge(rep: SessionReport, th: Thresholds) -> tuple[str, str]:
         reasons.append(f"{_call_text(top)} repeated {top.count} times, {streak} calls in a row without progress"
                        f"{pace}")
     if cycle >= th.loop_cycle and rep.cycle is not None:
-        reasons.append(f"A-B cycle {rep.cycle.a} <-> {rep.cycle.b} for {cycle} calls")
+        reasons.append(f"{rep.cycle.text()} for {cycle} calls")
     if reasons and not polling:
         return "looping", "; ".join(reasons)
     if reasons:
@@ -415,7 +467,7 @@ def judge(rep: SessionReport, th: Thresholds) -> tuple[str, str]:
         if streak >= th.streak:
             reasons.append(f"{streak} calls in a row without progress")
         if cycle >= th.cycle and rep.cycle is not None:
-            reasons.append(f"A-B cycle {rep.cycle.a} <-> {rep.cycle.b} for {cycle} calls")
+            reasons.append(f"{rep.cycle.text()} for {cycle} calls")
         if machine and rep.repeat_rate >= th.repeat_rate / 2:
             reasons.append(f"machine-regular calls every {_seconds(rep.interval_median)}")
     if (rep.tokens and rep.tokens.ratio and rep.tokens.ratio >= th.token_growth and rep.tokens.turns >= th.min_calls
@@ -653,13 +705,13 @@ def analyze(paths: Iterable[str | Path], format: str = "auto", thresholds: Thres
 
 def render_table(reports: Sequence[SessionReport]) -> str:
     """The terminal report: one summary row per session, then the details of each session."""
-    head = ("session", "calls", "unique", "repeat", "top", "A-B", "no-progress", "gap", "tokens/turn", "verdict")
+    head = ("session", "calls", "unique", "repeat", "top", "cycle", "no-progress", "gap", "tokens/turn", "verdict")
     rows = [head]
     for r in reports:
         rows.append((
             _clip(r.session, 36), f"{r.calls}" + (f"+{r.refused}r" if r.refused else ""),
             f"{'~' if r.approximate else ''}{r.unique}", f"{r.repeat_rate:.0%}",
-            f"{r.top[0].count}x" if r.top else "-", str(r.cycle.calls) if r.cycle else "-",
+            f"{r.top[0].count}x" if r.top else "-", _cycle_cell(r.cycle),
             str(r.longest_no_progress), _seconds(r.interval_median) if r.interval_median is not None else "-",
             f"{r.tokens.per_turn:+g}" if r.tokens else "-", r.verdict.upper() if r.verdict != "healthy" else r.verdict))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
@@ -671,8 +723,11 @@ def render_table(reports: Sequence[SessionReport]) -> str:
                      f"{r.repeat_rate:.1%}")
         for t in r.top[:3]:
             lines.append(f"  repeated     {t.count}x {_call_text(t)} ({t.fp})")
-        if r.cycle:
+        if r.cycle and r.cycle.period == 2:
             lines.append(f"  A-B cycle    {r.cycle.a} <-> {r.cycle.b}: {r.cycle.calls} calls alternating")
+        elif r.cycle:
+            lines.append(f"  cycle        {' -> '.join(r.cycle.steps)} (period {r.cycle.period}): "
+                         f"{r.cycle.calls} calls going round")
         lines.append(f"  no progress  longest streak {r.longest_no_progress} calls")
         if r.interval_median is not None:
             spread = f"{r.interval_spread:.2f}" if r.interval_spread is not None else "n/a"
@@ -689,6 +744,13 @@ def render_table(reports: Sequence[SessionReport]) -> str:
     return "\n".join(lines)
 
 
+def _cycle_cell(cycle: Cycle | None) -> str:
+    """Calls in the longest cycle; ``/p3`` marks a round longer than A-B."""
+    if cycle is None:
+        return "-"
+    return str(cycle.calls) if cycle.period == 2 else f"{cycle.calls}/p{cycle.period}"
+
+
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -699,5 +761,5 @@ def as_json(reports: Sequence[SessionReport], files: Sequence[str] = (), events:
             "summary": {v: verdicts.count(v) for v in ("looping", "suspicious", "healthy")}}
 
 
-__all__ = ["MAX_TRACKED", "Analysis", "Cycle", "Repeated", "Session", "SessionReport", "Thresholds", "Tokens",
-           "analyze", "as_json", "judge", "render_table", "sniff"]
+__all__ = ["MAX_PERIOD", "MAX_TRACKED", "Analysis", "Cycle", "Repeated", "Session", "SessionReport", "Thresholds",
+           "Tokens", "analyze", "as_json", "judge", "render_table", "sniff"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .cli import CommandError
 
-HELP = "loop forensics over traces and agent logs: repeats, A-B cycles, stalls, intervals, token growth"
+HELP = "loop forensics over traces and agent logs: repeats, cycles (A-B to 4 steps), stalls, intervals, token growth"
 EXAMPLES = """\
   toolchaos analyze runs/*.trace.jsonl                 # toolchaos traces (gzip too)
   toolchaos analyze prod-sample.jsonl.gz --json        # machine-readable; exit 1 when a session loops
@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="calls of one fingerprint that can make a loop (default 10)")
     parser.add_argument("--loop-streak", type=int, metavar="N",
                         help="calls in a row without progress that make a loop (default 10)")
-    parser.add_argument("--loop-cycle", type=int, metavar="N", help="A-B alternation length that is a loop (default 8)")
+    parser.add_argument("--loop-cycle", type=int, metavar="N",
+                        help="calls going round a cycle (A-B, or a round of 3 or 4 calls) that make a loop (default 8)")
     parser.add_argument("--fail-on", choices=["looping", "suspicious"], default="looping",
                         help="exit 1 when a session is judged this or worse (default looping)")
 
