@@ -12,7 +12,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ._cmd_run import as_json, line, load, resolve_agent_ref
+from ._cmd_run import add_real_seconds_argument, as_json, line, load, real_seconds_limit, resolve_agent_ref
 from .cli import CommandError
 
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
@@ -21,6 +21,7 @@ EXAMPLES = """\
   toolchaos certify --agent myapp.agent:run          # your agent
   toolchaos certify --agent builtin:naive -k 'loop-*'
   toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
+  toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine
   toolchaos certify --matrix                         # scenario x agent variant: does the suite prove itself?
   toolchaos certify --matrix --output docs/certification-matrix.md"""
 
@@ -36,12 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", action="store_true",
                         help="run every agent variant (reference, naive, each ablation, eager) and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
+    add_real_seconds_argument(parser, scenarios=True)
     from ._report import add_report_arguments
 
     add_report_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    # --matrix too: it runs the suite against every agent variant, each under the same limit.
+    with real_seconds_limit(args.real_seconds):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from . import _certify
 
     scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _certify.suite()

@@ -35,12 +35,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tools answer ok instead of as the log recorded (timeouts, errors, data)")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="run seed (default 0)")
     parser.add_argument("--artifacts", metavar="DIR", help="write the replay's trace to DIR/<name>.trace.jsonl")
+    from ._cmd_run import add_real_seconds_argument
+
+    add_real_seconds_argument(parser, scenarios=False)
     parser.add_argument("--json", action="store_true", help="one JSON object: the outcome and any violations")
     parser.add_argument("--scenario", action="store_true",
                         help="print a YAML scenario replaying this log (policy: recorded) instead of running it")
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._cmd_run import real_seconds_limit
+
+    # Checked even with --scenario, which runs nothing: a bad value is an error either way.
+    with real_seconds_limit(args.real_seconds):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from . import invariants
     from ._cmd_run import resolve_agent_ref
     from ._engine import run as run_agent

@@ -6,6 +6,8 @@ import argparse
 import fnmatch
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ EXAMPLES = """\
   toolchaos run scenarios/examples/                       # every *.chaos.yaml under a directory
   toolchaos run incident.chaos.yaml --agent myapp.agent:run --allow-imports
   toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v
+  toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
   toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
 
 
@@ -33,9 +36,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pattern", default="*.chaos.yaml", help="file pattern in directories (default *.chaos.yaml)")
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
+    add_real_seconds_argument(parser, scenarios=True)
     from ._report import add_report_arguments
 
     add_report_arguments(parser)
+
+
+REAL_SECONDS_OPTION = "--real-seconds"
+
+
+def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
+    """``--real-seconds SECONDS``: the session's real-time limit, as pytest's ``--chaos-real-seconds``."""
+    from ._engine import DEFAULT_REAL_SECONDS
+
+    own = "a scenario's own ceiling real_seconds wins; " if scenarios else ""
+    # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
+    # checks it with the plugin's rule and words (harness._engine.check_real_seconds).
+    parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
+                        help="real-time limit of each agent run: the watchdog ends an agent still running after "
+                             f"SECONDS as a failure (WATCHDOG); {own}default {DEFAULT_REAL_SECONDS:g} seconds, "
+                             "60 for harness.wire SDK agents")
+
+
+@contextmanager
+def real_seconds_limit(raw: str | None) -> Iterator[None]:
+    """The session's real-time limit set to ``--real-seconds`` while the command runs, then put back.
+
+    Session-wide (``harness._engine.set_session_real_seconds``) rather than a ceiling handed to
+    each run, so the precedence is the engine's own, as under pytest: a scenario's ceiling
+    ``real_seconds`` still wins and SDK agents give up their longer default. Restored on the
+    way out so that ``main()`` called in-process (tests, a wrapper script) leaves no trace.
+    A bad value is a ``CommandError``: one line, exit 2, before anything is loaded or run.
+    """
+    if raw is None:
+        yield
+        return
+    from ._engine import check_real_seconds, set_session_real_seconds
+
+    try:
+        seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    restore = set_session_real_seconds(seconds, REAL_SECONDS_OPTION)
+    try:
+        yield
+    finally:
+        restore()
 
 
 def resolve_agent_ref(ref: str | None) -> Any:
@@ -92,6 +138,11 @@ def as_json(verdict: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    with real_seconds_limit(args.real_seconds):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ._certify import render_failure, run_scenario
 
     agent = resolve_agent_ref(args.agent)

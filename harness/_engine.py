@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import math
 import operator
 import random
 import threading
@@ -102,8 +103,9 @@ def set_session_real_seconds(seconds: float | None, source: str = "") -> Callabl
     Returns a function that puts the previous limit back (a pytest session registers it as a
     cleanup, so an in-process inner session does not leak its limit into the outer one).
     ``source`` (say ``--chaos-real-seconds``) is named in a watchdog failure, so whoever reads
-    it knows which knob to turn. The value is not validated here: the pytest plugin validates
-    it, once, for the command line and the ini file alike.
+    it knows which knob to turn. The value is not validated here: callers check user input
+    first (``check_real_seconds``; the pytest plugin for its option and ini value), where they
+    can report a bad value as a usage error.
     """
     global _session_real_seconds
     previous = _session_real_seconds
@@ -114,6 +116,24 @@ def set_session_real_seconds(seconds: float | None, source: str = "") -> Callabl
         _session_real_seconds = previous
 
     return restore
+
+
+def check_real_seconds(raw: str | float, source: str) -> float:
+    """``raw`` as a real-time limit in seconds, or ``ValueError`` naming ``source`` and the value.
+
+    For the command line's ``--real-seconds``; the pytest plugin's ``_real_seconds`` applies the
+    same rule in the same words (a test holds the two together), so both front ends refuse the
+    same values: 0, a negative number, nan, inf or not a number. inf too, because the watchdog's
+    deadline also bounds socket timeouts, which must be finite.
+    """
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{source}: expected a positive number of seconds (the real-time limit of each "
+                         f"chaos run), got {raw!r}")
+    return seconds
 
 
 def session_real_seconds() -> float | None:

@@ -1,0 +1,156 @@
+"""``toolchaos certify|run|replay --real-seconds``: the session's real-time limit from the command line.
+
+The same knob as pytest's ``--chaos-real-seconds`` (tests/test_plugin_real_seconds_option.py),
+with the same precedence: a scenario's own ``ceiling.real_seconds`` > ``--real-seconds`` > the
+built-in default (5 s). The agent spins in pure Python and never calls the model or a tool, so
+only the watchdog ends it: each run lasts exactly its limit, which keeps the limits small and
+makes the built-in 5 s default (what a run gets if the option were ignored) show as a slow test.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness import _engine, plugin
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+INCIDENT = str(ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl")
+SPIN_MODULE = "toolchaos_cli_spin"
+SPIN_AGENT = f"{SPIN_MODULE}:spin"
+
+SPIN = """
+def spin(task, model, tools):
+    while True:  # pure Python, no call into the harness: only the watchdog ends it
+        pass
+"""
+
+SCENARIO = """
+id: spin
+title: an agent that never returns
+task: Find the invoice.
+tools:
+  search: {}
+policy:
+  scripted: []
+expect:
+  - terminated
+"""
+
+OWN_LIMIT = SCENARIO.replace("id: spin", "id: own-limit") + "ceiling: {real_seconds: 0.1}\n"
+NO_OWN_LIMIT = SCENARIO.replace("id: spin", "id: no-own-limit") + "ceiling: {max_tool_calls: 50}\n"
+
+FROM_OPTION = "the real-time watchdog ended it: the agent ran past the real-time limit of 0.3s (set by --real-seconds)"
+
+
+@pytest.fixture
+def spin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory holding the spinning agent's module (importable) and its scenario."""
+    (tmp_path / f"{SPIN_MODULE}.py").write_text(SPIN)
+    (tmp_path / "spin.chaos.yaml").write_text(SCENARIO)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop(SPIN_MODULE, None)  # the next test's module lives in another tmp_path
+
+
+def timed(argv: list[str]) -> tuple[int, float]:
+    started = time.perf_counter()
+    code = main(argv)
+    return code, time.perf_counter() - started
+
+
+@pytest.mark.parametrize("command", ["run", "certify"])
+def test_a_spinning_scenario_fails_at_the_limit(command: str, spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    where = [str(spin / "spin.chaos.yaml")] if command == "run" else ["--suite", str(spin)]
+    code, took = timed([command, *where, "--agent", SPIN_AGENT, "--real-seconds", "0.3"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "FAIL  spin" in out and FROM_OPTION in out
+    assert 0.25 <= took < 2.5, f"the command ran {took:.2f}s under a 0.3s limit (the built-in default is 5s)"
+    assert _engine.session_real_seconds() is None, "the command's limit outlived it"
+
+
+def test_replay_a_spinning_agent_fails_at_the_limit(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, took = timed(["replay", INCIDENT, "--agent", SPIN_AGENT, "--real-seconds", "0.3", "--json"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert '"state": "WATCHDOG"' in out and FROM_OPTION in out
+    assert 0.25 <= took < 2.5, f"the replay ran {took:.2f}s under a 0.3s limit (the built-in default is 5s)"
+    assert _engine.session_real_seconds() is None
+
+
+def test_a_scenarios_own_real_seconds_wins(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (spin / "spin.chaos.yaml").unlink()
+    (spin / "own.chaos.yaml").write_text(OWN_LIMIT)
+    (spin / "other.chaos.yaml").write_text(NO_OWN_LIMIT)
+    # The scenario's 0.1 s beats the option's 0.3 s; a ceiling block without real_seconds follows the option.
+    assert main(["run", str(spin), "--agent", SPIN_AGENT, "--real-seconds", "0.3", "--json"]) == 1
+    rows = {r["id"]: r for r in map(_json, capsys.readouterr().out.splitlines())}
+    assert rows["own-limit"]["violations"][0]["actual"] == (
+        "the real-time watchdog ended it: the agent ran past the real-time limit of 0.1s")
+    assert rows["no-own-limit"]["violations"][0]["actual"] == FROM_OPTION
+
+
+def _json(line: str) -> dict[str, Any]:
+    data = json.loads(line)
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.mark.parametrize("command", ["run", "certify", "replay"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "abc", ""])
+def test_a_bad_value_is_a_one_line_error(command: str, value: str, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "spin.chaos.yaml").write_text(SCENARIO)
+    target = {"run": [str(tmp_path)], "certify": [], "replay": [INCIDENT]}[command]
+    # Nothing runs: the check comes first (a run of the bundled suite would take seconds).
+    code, took = timed([command, *target, f"--real-seconds={value}"])
+    out, err = capsys.readouterr()
+    assert code == 2 and not out and took < 1.0
+    assert err == (f"toolchaos {command}: error: --real-seconds: expected a positive number of seconds "
+                   f"(the real-time limit of each chaos run), got {value!r}\n")
+
+
+def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    restore = _engine.set_session_real_seconds(0.5, "an outer session")
+    try:
+        assert main(["run", str(spin), "--agent", SPIN_AGENT, "--real-seconds", "0.3"]) == 1
+        assert FROM_OPTION in capsys.readouterr().out
+        assert _engine.session_real_seconds() == 0.5
+        # Also when the command fails after setting it (no such file: exit 2).
+        assert main(["run", str(spin / "missing.chaos.yaml"), "--real-seconds", "0.3"]) == 2
+        assert _engine.session_real_seconds() == 0.5
+        # A second command without the option runs under the outer limit, not the first command's.
+        assert main(["run", str(spin), "--agent", SPIN_AGENT]) == 1
+        assert "the agent ran past the real-time limit of 0.5s (set by an outer session)" in capsys.readouterr().out
+    finally:
+        restore()
+
+
+@pytest.mark.parametrize("command", ["run", "certify", "replay"])
+def test_help_names_the_option_and_its_default(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--real-seconds SECONDS real-time limit of each agent run" in text
+    assert "default 5 seconds, 60 for harness.wire SDK agents" in text
+    assert ("a scenario's own ceiling real_seconds wins" in text) == (command != "replay")
+
+
+@pytest.mark.parametrize("value", ["0", "-2.5", "nan", "inf", "five", ""])
+def test_the_plugin_and_the_cli_refuse_the_same_values_in_the_same_words(value: str) -> None:
+    config = SimpleNamespace(option=SimpleNamespace(chaos_real_seconds=value), getini=lambda name: "")
+    with pytest.raises(pytest.UsageError) as plugin_error:
+        plugin._real_seconds(config)  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as cli_error:
+        _engine.check_real_seconds(value, plugin.REAL_SECONDS_OPTION)
+    assert str(cli_error.value) == str(plugin_error.value)
+    assert _engine.check_real_seconds(" 0.25 ", "x") == 0.25
