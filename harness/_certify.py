@@ -29,7 +29,7 @@ from fake_tools import EffectLedger
 
 from . import _invariants
 from ._agents import GuardedAgent, naive
-from ._engine import RunResult, run, safe_name
+from ._engine import RunResult, run, safe_name, session_real_seconds
 from ._invariants import Violation
 from ._scenario import SCENARIO_PATTERN, Expectation, Scenario, load_file, load_text
 from ._trace import Trace
@@ -367,8 +367,8 @@ def render_failure(verdict: Verdict) -> str:
         lines.append("trace (last events):")
         lines.append(result.trace.table(around=result.trace.events[-1]["seq"] if result.trace.events else None,
                                         radius=10))
-    path = result.trace.path
-    lines.append(f"trace file: {path}" if path else "trace file: not written (pass --chaos-artifacts=DIR)")
-    seed = result.seed
-    lines.append(f"reproduce: toolchaos run {where} --agent {verdict.agent} --seed {seed}")
+    lines.append(_invariants.trace_file_line(result))
+    limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
+    again = f" --real-seconds {limit:g}" if limit is not None else ""
+    lines.append(f"reproduce: toolchaos run {where} --agent {verdict.agent} --seed {result.seed}{again}")
     return "\n".join(lines)

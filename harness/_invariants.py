@@ -52,10 +52,18 @@ def render(result: RunResult, violations: Sequence[Violation]) -> str:
     lines.append(f"trace around event #{first.seq}:" if first.seq is not None else "trace:")
     lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
                  if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))
-    path = result.trace.path
-    lines.append(f"trace file: {path}" if path else "trace file: not written (pass --chaos-artifacts=DIR)")
+    lines.append(trace_file_line(result))
     lines.append(f"reproduce: same scenario with seed {result.seed}")
     return "\n".join(lines)
+
+
+def trace_file_line(result: RunResult) -> str:
+    """Where the trace was written, or how to have it written, whichever way the run was started."""
+    path = result.trace.path
+    if path:
+        return f"trace file: {path}"
+    return ("trace file: not written (pytest --chaos-artifacts=DIR, toolchaos --artifacts DIR, "
+            "or run(..., artifacts=DIR))")
 
 
 class Invariant:

@@ -136,4 +136,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # ``python -m harness.cli`` runs this file as __main__, a second copy of the module: take
+    # main from the package, so the commands' CommandError is the class main() catches.
+    from harness.cli import main as package_main
+
+    sys.exit(package_main())

@@ -6,6 +6,7 @@ import argparse
 import io
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -112,6 +113,15 @@ def test_debug_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_exit_code_is_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run_fake(monkeypatch, _Fake(code=1)) == 1
+
+
+def test_a_user_error_through_python_m_is_a_user_error(tmp_path: Path) -> None:
+    # Run as ``python -m harness.cli``, the file is a second copy of the module; its errors must
+    # still be the commands' own (exit 2), not "internal error" (exit 3).
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(tmp_path / "missing.chaos.yaml")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("toolchaos run: error: no such file or directory") and "internal" not in proc.stderr
 
 
 def test_console_entry_point_runs() -> None:

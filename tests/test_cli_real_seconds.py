@@ -78,6 +78,17 @@ def test_a_spinning_scenario_fails_at_the_limit(command: str, spin: Path, capsys
     assert _engine.session_real_seconds() is None, "the command's limit outlived it"
 
 
+def test_the_reproduce_line_carries_the_limit(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(spin / "spin.chaos.yaml"), "--agent", SPIN_AGENT, "--real-seconds", "0.3", "-v"]) == 1
+    out = capsys.readouterr().out
+    reproduce = next(line for line in out.splitlines() if line.startswith("reproduce: "))
+    assert reproduce.endswith(f"--agent {SPIN_AGENT} --seed 0 --real-seconds 0.3"), reproduce
+    (spin / "own.chaos.yaml").write_text(OWN_LIMIT)  # fails at its own 0.1 s: no session limit to carry
+    assert main(["run", str(spin / "own.chaos.yaml"), "--agent", SPIN_AGENT, "-v"]) == 1
+    reproduce = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("reproduce: "))
+    assert reproduce.endswith(f"--agent {SPIN_AGENT} --seed 0"), reproduce
+
+
 def test_replay_a_spinning_agent_fails_at_the_limit(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, took = timed(["replay", INCIDENT, "--agent", SPIN_AGENT, "--real-seconds", "0.3", "--json"])
     out = capsys.readouterr().out
