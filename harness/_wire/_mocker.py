@@ -36,7 +36,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import httpx
 import respx.mocks
@@ -252,12 +252,8 @@ class DualHTTPCoreMocker(HTTPCoreMocker):
                 response = cls.handler(req)  # type: ignore[no-untyped-call]
             except PassThrough:
                 return spec(self, request)
-            except AllMockedAssertionError as exc:
-                raise cls._unmatched(req, exc) from None
-            except httpx.HTTPError as exc:
-                if not v2:
-                    raise
-                raise to_httpx2_exception(exc) from exc
+            except (AllMockedAssertionError, httpx.HTTPError) as exc:
+                cls._reraise(req, exc, v2)
             return cls._convert_response(response, v2)
 
         async def ahandle(self: Any, request: Any) -> Any:
@@ -266,15 +262,24 @@ class DualHTTPCoreMocker(HTTPCoreMocker):
                 response = await cls.async_handler(req)  # type: ignore[no-untyped-call]
             except PassThrough:
                 return await spec(self, request)
-            except AllMockedAssertionError as exc:
-                raise cls._unmatched(req, exc) from None
-            except httpx.HTTPError as exc:
-                if not v2:
-                    raise
-                raise to_httpx2_exception(exc) from exc
+            except (AllMockedAssertionError, httpx.HTTPError) as exc:
+                cls._reraise(req, exc, v2)
             return cls._convert_response(response, v2)
 
         return ahandle if inspect.iscoroutinefunction(spec) else handle
+
+    @classmethod
+    def _reraise(cls, req: httpx.Request, exc: AllMockedAssertionError | httpx.HTTPError, v2: bool) -> NoReturn:
+        """Raise, for a failed route call, what the patched method's caller expects (``handle`` and
+        ``ahandle`` alike): ``UnmatchedRequest`` while the harness serves, the ``httpcore2`` twin
+        of an ``httpx`` error for an ``httpcore2`` target. Only failures come here: the common
+        path pays nothing for the sharing.
+        """
+        if isinstance(exc, AllMockedAssertionError):
+            raise cls._unmatched(req, exc) from None
+        if not v2:
+            raise exc  # already what a classic httpx client raises: the same object, cause unchanged
+        raise to_httpx2_exception(exc) from exc
 
     @classmethod
     def _convert_request(cls, request: Any) -> httpx.Request:

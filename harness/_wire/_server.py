@@ -55,7 +55,12 @@ _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 Handler = Callable[[httpx.Request], "httpx.Response | None"]
+Answer = Callable[["Request", dict[str, Any]], httpx.Response]  # a model endpoint's own part (see Wire._serve_model)
 Key = tuple[str, "int | None", str]
+
+# each API's wording for a request body that is not JSON
+_OPENAI_UNREADABLE = "We could not parse the JSON body of your request."
+_ANTHROPIC_UNREADABLE = "messages: the request body is not valid JSON"
 
 
 def _clip(content: Any, limit: int = 300) -> Any:
@@ -116,6 +121,13 @@ _OPENAI_TYPES = {429: "rate_limit_exceeded", 500: "server_error", 503: "server_e
                  400: "invalid_request_error", 404: "invalid_request_error"}
 _FAULT_TEXT = {"rate_limited": "Rate limit reached. Please try again later.", "server_error": "Internal server error.",
                "unavailable": "The service is temporarily unavailable.", "overloaded": "Overloaded"}
+
+
+def _refuse(rec: Request, status: int, code: str, payload: dict[str, Any]) -> httpx.Response:
+    """The API turns a request down (e.g. an unknown conversation id): ``wire.requests`` shows
+    the status the client got, and why."""
+    rec.status, rec.fault = status, code
+    return json_response(status, payload)
 
 
 class WireRoute(Route):
@@ -188,11 +200,14 @@ class Wire:
             self.base_urls[api] = list(dict.fromkeys(b.rstrip("/") for b in bases))
             for base in self.base_urls[api]:
                 if api == "openai":
-                    self._serve(base_key(base, "/chat/completions"), "openai.chat", self._chat)
-                    self._serve(base_key(base, "/responses"), "openai.responses", self._responses)
+                    self._serve_model(base_key(base, "/chat/completions"), "openai.chat", self._chat,
+                                      _OPENAI_UNREADABLE)
+                    self._serve_model(base_key(base, "/responses"), "openai.responses", self._responses,
+                                      _OPENAI_UNREADABLE)
                     self._serve(base_key(base, "/traces/ingest"), "openai.traces", self._traces)
                 else:
-                    self._serve(base_key(base, "/v1/messages"), "anthropic.messages", self._messages)
+                    self._serve_model(base_key(base, "/v1/messages"), "anthropic.messages", self._messages,
+                                      _ANTHROPIC_UNREADABLE)
                     self._serve(base_key(base, "/v1/messages/count_tokens"), "anthropic.count_tokens",
                                 self._count_tokens)
         self.http_tools = [t.bind(self) for t in http_tools]
@@ -201,8 +216,8 @@ class Wire:
         self.route = self.router.add(WireRoute(self), name="toolchaos")
         self.run_slug = re.sub(r"[^A-Za-z0-9]+", "", self._run.run_id)[:24] or "run"
 
-    def _serve(self, key: Key, name: str, handler: Callable[[str, httpx.Request], httpx.Response]) -> None:
-        self.routes[key] = (name, lambda request: handler(name, request))
+    def _serve(self, key: Key, name: str, handler: Handler) -> None:
+        self.routes[key] = (name, handler)
         host, port, path = key
         self.urls[key] = f"https://{host}{'' if port is None else f':{port}'}{path}"
 
@@ -269,99 +284,99 @@ class Wire:
         rec.body = body
         return rec, body, self.faults.pick(rec.n)
 
-    def _chat(self, api: str, request: httpx.Request) -> httpx.Response:
-        with self.lock:
-            rec, body, fault = self._begin(api, request)
-            if rec.status == 400:
-                return self._error(api, 400, "We could not parse the JSON body of your request.")
-            if fault is not None:
-                return self._fault(api, rec, fault, request)
-            turn = self._complete(rec, fmt.chat_messages(body), body)
-            rid = f"chatcmpl-{self.run_slug}-{rec.n}"
-            model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
-            if rec.stream:
-                include = bool((body.get("stream_options") or {}).get("include_usage"))
-                return sse_response(fmt.chat_chunks(turn, rid=rid, model=model, created=created, include_usage=include))
-            return json_response(200, fmt.chat_completion(turn, rid=rid, model=model, created=created))
+    def _serve_model(self, key: Key, api: str, answer: Answer, unreadable: str) -> None:
+        """Serve a model endpoint: the steps every API shares, then ``answer``, the API's own part.
 
-    def _responses(self, api: str, request: httpx.Request) -> httpx.Response:
-        with self.lock:
-            rec, body, fault = self._begin(api, request)
-            if rec.status == 400:
-                return self._error(api, 400, "We could not parse the JSON body of your request.")
-            if fault is not None:
-                return self._fault(api, rec, fault, request)
-            prev = body.get("previous_response_id")
-            history: list[dict[str, Any]] = []
-            if prev:
-                found = self.responses.get(str(prev))
-                if found is None:
-                    rec.status, rec.fault = 400, "previous_response_not_found"
-                    return json_response(400, openai_error(400, f"Previous response with id '{prev}' not found.",
-                                                           "invalid_request_error", "previous_response_not_found",
-                                                           "previous_response_id"))
-                history = found
-            new = fmt.responses_items(body.get("input"))
-            instructions = body.get("instructions")
-            system = [{"role": "system", "content": fmt.text_of(instructions)}] if instructions else []
-            turn = self._complete(rec, system + history + new, body)
-            rid = f"resp_{self.run_slug}_{rec.n:04d}"
-            if body.get("store", True) is not False:
-                self.responses[rid] = history + new + [turn.as_message()]
-            model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
-            if rec.stream:
-                return sse_response(fmt.response_events(turn, rid=rid, model=model, created=created, body=body))
-            return json_response(200, fmt.response_object(turn, rid=rid, model=model, created=created, body=body))
+        Shared: the request is numbered and recorded, a body that is not JSON is a 400 in the
+        API's wording (``unreadable``), a scheduled API fault answers instead of the model.
+        ``answer`` then gets the recorded request and its JSON object, still under the lock.
+        The route is a closure made once here, so a request makes the same calls as it did with
+        one handler per endpoint (route, then answer): the sharing costs nothing per request.
+        """
+        def route(request: httpx.Request) -> httpx.Response:
+            # under the wire's lock: request numbers, fault picks and model turns stay in one order
+            with self.lock:
+                rec, body, fault = self._begin(api, request)
+                if rec.status == 400:
+                    return self._error(api, 400, unreadable)
+                if fault is not None:
+                    return self._fault(api, rec, fault, request)
+                return answer(rec, body)
 
-    def _messages(self, api: str, request: httpx.Request) -> httpx.Response:
-        with self.lock:
-            rec, body, fault = self._begin(api, request)
-            if rec.status == 400:
-                return self._error(api, 400, "messages: the request body is not valid JSON")
-            if fault is not None:
-                return self._fault(api, rec, fault, request)
-            thread = body.get("thread")
-            history: list[dict[str, Any]] = []
-            system = body.get("system")
-            state: dict[str, Any] | None = None
-            if isinstance(thread, Mapping) and thread.get("type") == "continue":
-                pid = str(thread.get("previous_message_id"))
-                state = self.threads.get(pid)
-                if state is None:
-                    rec.status, rec.fault = 404, "thread_not_found"
-                    return json_response(404, anthropic_error("not_found_error", f"No thread holds message {pid!r}.",
-                                                              "thread_not_found"))
-                if state["continued"]:
-                    rec.status, rec.fault = 400, "thread_already_continued"
-                    return json_response(400, anthropic_error(
-                        "invalid_request_error", f"Message {pid!r} has already been continued.",
-                        "thread_already_continued"))
-                history, system = state["messages"], state["system"]
-            new = fmt.anthropic_messages(body)
-            msgs = ([{"role": "system", "content": fmt.system_text(system)}] if system else []) + history + new
-            turn = self._complete(rec, msgs, body)
-            if state is not None:
-                state["continued"] = True
-            mid = f"msg_{self.run_slug}_{rec.n:04d}"
-            if isinstance(thread, Mapping):
-                self.threads[mid] = {"messages": history + new + [turn.as_message()], "system": system,
-                                     "continued": False}
-            model = str(body.get("model", "policy"))
-            if rec.stream:
-                return sse_response(fmt.anthropic_events(turn, mid=mid, model=model))
-            return json_response(200, fmt.anthropic_message(turn, mid=mid, model=model))
+        self._serve(key, api, route)
 
-    def _traces(self, api: str, request: httpx.Request) -> httpx.Response:
+    def _chat(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        turn = self._complete(rec, fmt.chat_messages(body), body)
+        rid = f"chatcmpl-{self.run_slug}-{rec.n}"
+        model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
+        if rec.stream:
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            return sse_response(fmt.chat_chunks(turn, rid=rid, model=model, created=created, include_usage=include))
+        return json_response(200, fmt.chat_completion(turn, rid=rid, model=model, created=created))
+
+    def _responses(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        prev = body.get("previous_response_id")
+        history: list[dict[str, Any]] = []
+        if prev:
+            found = self.responses.get(str(prev))
+            if found is None:
+                return _refuse(rec, 400, "previous_response_not_found", openai_error(
+                    400, f"Previous response with id '{prev}' not found.", "invalid_request_error",
+                    "previous_response_not_found", "previous_response_id"))
+            history = found
+        new = fmt.responses_items(body.get("input"))
+        instructions = body.get("instructions")
+        system = [{"role": "system", "content": fmt.text_of(instructions)}] if instructions else []
+        turn = self._complete(rec, system + history + new, body)
+        rid = f"resp_{self.run_slug}_{rec.n:04d}"
+        if body.get("store", True) is not False:
+            self.responses[rid] = history + new + [turn.as_message()]
+        model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
+        if rec.stream:
+            return sse_response(fmt.response_events(turn, rid=rid, model=model, created=created, body=body))
+        return json_response(200, fmt.response_object(turn, rid=rid, model=model, created=created, body=body))
+
+    def _messages(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        thread = body.get("thread")
+        history: list[dict[str, Any]] = []
+        system = body.get("system")
+        state: dict[str, Any] | None = None
+        if isinstance(thread, Mapping) and thread.get("type") == "continue":
+            pid = str(thread.get("previous_message_id"))
+            state = self.threads.get(pid)
+            if state is None:
+                return _refuse(rec, 404, "thread_not_found", anthropic_error(
+                    "not_found_error", f"No thread holds message {pid!r}.", "thread_not_found"))
+            if state["continued"]:
+                return _refuse(rec, 400, "thread_already_continued", anthropic_error(
+                    "invalid_request_error", f"Message {pid!r} has already been continued.",
+                    "thread_already_continued"))
+            history, system = state["messages"], state["system"]
+        new = fmt.anthropic_messages(body)
+        msgs = ([{"role": "system", "content": fmt.system_text(system)}] if system else []) + history + new
+        turn = self._complete(rec, msgs, body)
+        if state is not None:
+            state["continued"] = True
+        mid = f"msg_{self.run_slug}_{rec.n:04d}"
+        if isinstance(thread, Mapping):
+            self.threads[mid] = {"messages": history + new + [turn.as_message()], "system": system,
+                                 "continued": False}
+        model = str(body.get("model", "policy"))
+        if rec.stream:
+            return sse_response(fmt.anthropic_events(turn, mid=mid, model=model))
+        return json_response(200, fmt.anthropic_message(turn, mid=mid, model=model))
+
+    def _traces(self, request: httpx.Request) -> httpx.Response:
         """The Agents SDK exports traces to the OpenAI API: accepted and dropped."""
         return httpx.Response(204, stream=Body(b""))
 
-    def _count_tokens(self, api: str, request: httpx.Request) -> httpx.Response:
+    def _count_tokens(self, request: httpx.Request) -> httpx.Response:
         from .._model import estimate_tokens
 
         try:
             body = json.loads(request.content or b"{}")
         except ValueError:
-            return self._error("anthropic.messages", 400, "messages: the request body is not valid JSON")
+            return self._error("anthropic.messages", 400, _ANTHROPIC_UNREADABLE)
         return json_response(200, {"input_tokens": estimate_tokens(fmt.anthropic_messages(body))})
 
     def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> ModelTurn:
