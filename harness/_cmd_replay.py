@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     from . import invariants
     from ._cmd_run import resolve_agent_ref
     from ._engine import run as run_agent
-    from ._importers import LogFormatError, load, replay_tools, select
+    from ._importers import LogFormatError, conversation, replay_tools
     from ._policies import Recorded
     from ._trace import Trace
 
@@ -65,12 +65,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_executions < 0 or (args.max_turns is not None and args.max_turns < 1):
         raise CommandError("--max-executions must be >= 0 and --max-turns >= 1")
     agent = resolve_agent_ref(args.agent)
-    try:
-        conv = select(load(path, args.format), args.session, str(path))
+    try:  # the session and its turns as a scenario's `recorded` policy reads them
+        conv = conversation(path, args.format, args.session)
     except LogFormatError as exc:
         raise CommandError(str(exc)) from None
-    except (OSError, EOFError) as exc:
-        raise CommandError(f"{args.path}: cannot read ({exc})") from None
     if not conv.turns:
         raise CommandError(f"{args.path}: session {conv.session!r} has no model turns to replay")
     task = args.task or _task_of(path) or f"Replay of {path.name}"
@@ -82,7 +80,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.scenario:
         print(_scenario_yaml(path, conv, tools, task, expect, args))
         return 0
-    result = run_agent(agent, task=task, tools=tools, policy=Recorded(turns=conv.decisions()), seed=args.seed,
+    policy = Recorded(path, format=conv.format, session=conv.session, turns=conv.decisions())
+    result = run_agent(agent, task=task, tools=tools, policy=policy, seed=args.seed,
                        name=f"replay-{conv.session}", artifacts=args.artifacts)
     violations = result.violations(*expect)
     recorded = len([c for c in conv.calls if c.executed])
@@ -149,8 +148,11 @@ def _scenario_yaml(path: Path, conv: Any, tools: list[Any], task: str, expect: l
     from .strategies import tool_data
 
     if conv.format == "toolchaos":
-        policy: dict[str, Any] = {"recorded": str(path)}
-    else:  # imported logs: the decisions written out (the recorded policy reads toolchaos traces)
+        # The trace is the harness's own: the scenario names it (and the session, when one was chosen:
+        # without it the first session of the file would replay).
+        policy: dict[str, Any] = ({"recorded": str(path)} if args.session is None
+                                  else {"recorded": {"path": str(path), "session": conv.session}})
+    else:  # imported logs: the decisions written out, so the regression does not need the production log
         policy = policy_data(Recorded(turns=conv.decisions()))
     data = {
         "id": f"replay-{_slug(conv.session)}",

@@ -26,10 +26,13 @@ A file is one JSON document or JSON Lines (one record per line; each record is o
 the shapes above). A log that cannot be read raises ``LogFormatError`` naming the file,
 the record (line) and the field (``messages[3].tool_calls[0].function.arguments``).
 
-Replay: ``recorded_policy(path)`` is a ``recorded`` policy (``Recorded(turns=...)``)
-replaying the model's turns; ``replay_tools(conversation)`` gives fake tools whose
-schedules answer each call as the log says it was answered (a timeout, a 503, the
-recorded data), so the pre-fix call sequence meets the same tool behaviour.
+Replay: ``conversation(path, format, session)`` is the one session to replay and
+``Conversation.decisions()`` its model turns: the one conversion ``toolchaos replay``
+and the ``recorded`` policy (``policy: {recorded: {path, format, session}}`` in a
+scenario) both use. ``recorded_policy(path)`` is that policy; ``replay_tools(conversation)``
+gives fake tools whose schedules answer each call as the log says it was answered (a
+timeout, a 503, the recorded data), so the pre-fix call sequence meets the same tool
+behaviour.
 """
 
 from __future__ import annotations
@@ -53,11 +56,17 @@ FORMATS = ("toolchaos", "openai-chat", "openai-responses", "anthropic", "otel")
 
 
 class LogFormatError(ValueError):
-    """A log cannot be read; the message names the file, the record and the field."""
+    """A log cannot be read; the message names the file, the record and the field.
+
+    ``option`` names the caller's choice at fault when it is not the log itself
+    (``"format"``, ``"session"``), so a scenario file can point at that key rather than
+    at the path.
+    """
 
     def __init__(self, problem: str, source: str = "<log>", record: str | None = None, field: str | None = None,
-                 fmt: str | None = None) -> None:
+                 fmt: str | None = None, option: str | None = None) -> None:
         self.problem, self.source, self.record, self.field, self.format = problem, source, record, field, fmt
+        self.option = option
         where = [source]
         if record:
             where.append(record)
@@ -187,11 +196,18 @@ def read_records(path: str | Path) -> tuple[list[tuple[str, Any]], bool]:
         return records, True
 
 
+def _unknown_format(format: str, source: str) -> LogFormatError:
+    from fake_tools._faults import did_you_mean
+
+    return LogFormatError(f"unknown format {format!r}{did_you_mean(format, ('auto', *FORMATS))} "
+                          f"(known: auto, {', '.join(FORMATS)})", source, option="format")
+
+
 def load(path: str | Path, format: str = "auto") -> list[Conversation]:
     """The sessions of a log file (any of ``FORMATS``, gzip or not)."""
     source = str(path)
-    if format != "auto" and format not in FORMATS:
-        raise LogFormatError(f"unknown format {format!r} (known: auto, {', '.join(FORMATS)})", source)
+    if format != "auto" and format not in FORMATS:  # before reading: a typo is reported even for a missing file
+        raise _unknown_format(format, source)
     records, jsonl = read_records(path)
     if format == "auto":
         format = detect(records[0][1], source, records[0][0])
@@ -224,7 +240,7 @@ def parse(data: Any, format: str = "auto", source: str = "<data>") -> list[Conve
         return _from_otel([("document", data)], source)
     fn = {"openai-chat": _chat, "openai-responses": _responses, "anthropic": _anthropic}.get(format)
     if fn is None:
-        raise LogFormatError(f"unknown format {format!r} (known: auto, {', '.join(FORMATS)})", source)
+        raise _unknown_format(format, source)
     try:
         return [Conversation(_session_id(data) or source, format, fn(data), source)]
     except _Bad as exc:
@@ -254,6 +270,20 @@ def _is_message_like(record: Any, fmt: str) -> bool:
 
 # --- detection ------------------------------------------------------------------------------------
 
+# The event kinds the engine writes; a hand-written trace may give only ``kind`` (no run, no seq).
+_TRACE_KINDS = ("model", "tool", "refusal", "skipped", "late", "end")
+
+
+def _is_trace_event(data: Mapping[str, Any]) -> bool:
+    if "kind" not in data:
+        return False
+    if "run" in data:
+        return True
+    # Without a run: only a kind of ours, on a record no other format would write (OTel spans
+    # have a `kind` too, but are told apart earlier by their span id and attributes).
+    return data.get("kind") in _TRACE_KINDS and not ({"role", "type", "attributes"} & data.keys())
+
+
 _RESPONSE_ITEMS = {"function_call", "function_call_output", "reasoning", "message", "input_text", "web_search_call",
                    "file_search_call", "computer_call", "computer_call_output", "custom_tool_call",
                    "custom_tool_call_output"}
@@ -264,7 +294,7 @@ def detect(data: Any, source: str = "<log>", record: str = "document") -> str:
     if isinstance(data, Mapping):
         if "resourceSpans" in data or "scopeSpans" in data or _is_span(data):
             return "otel"
-        if "kind" in data and "run" in data and "seq" in data:
+        if _is_trace_event(data) and ("seq" in data or "run" not in data):
             return "toolchaos"
         if data.get("object") == "response" or ("output" in data and isinstance(data.get("output"), list)) or (
                 "input" in data and isinstance(data.get("input"), list)):
@@ -282,7 +312,7 @@ def detect(data: Any, source: str = "<log>", record: str = "document") -> str:
     if isinstance(data, list) and data:
         if all(isinstance(x, Mapping) and _is_span(x) for x in data[:5]):
             return "otel"
-        if isinstance(data[0], Mapping) and "kind" in data[0] and "run" in data[0]:
+        if isinstance(data[0], Mapping) and _is_trace_event(data[0]):
             return "toolchaos"
         for item in data:
             if not isinstance(item, Mapping):
@@ -302,7 +332,8 @@ def detect(data: Any, source: str = "<log>", record: str = "document") -> str:
         if all(isinstance(x, Mapping) and "role" in x for x in data):
             return "openai-chat"  # plain text messages: the chat shape reads them
     raise LogFormatError("cannot tell the log format (expected OpenAI chat messages, OpenAI Responses items, "
-                         "Anthropic messages, OpenTelemetry spans or a toolchaos trace); pass --format", source, record)
+                         "Anthropic messages, OpenTelemetry spans or a toolchaos trace); name the format (--format, or "
+                         "`format:` of a recorded policy)", source, record, option="format")
 
 
 def _is_span(data: Mapping[str, Any]) -> bool:
@@ -839,7 +870,9 @@ def _from_toolchaos(records: Sequence[tuple[str, Any]], source: str) -> list[Con
         if not isinstance(event, Mapping):
             raise LogFormatError(f"expected a trace event (an object), got {_kind(event)}", source, label,
                                  fmt="toolchaos")
-        run = event.get("run")
+        # A hand-written trace (model turns only: {"kind": "model", "calls": [...]}) names no run:
+        # its events are one session, named after the file as the other formats' sessions are.
+        run = event.get("run", Path(source).name)
         kind = event.get("kind")
         if not isinstance(run, str) or not isinstance(kind, str):
             raise LogFormatError("missing: every trace event has a run and a kind", source, label,
@@ -890,16 +923,26 @@ def select(conversations: Sequence[Conversation], session: str | None = None, so
     from fake_tools._faults import did_you_mean
 
     names = [c.session for c in conversations]
-    raise LogFormatError(f"no session {session!r}{did_you_mean(session, names)} (sessions: {', '.join(names[:10])})",
-                         source)
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    raise LogFormatError(f"no session {session!r}{did_you_mean(session, names)} (sessions: {', '.join(names[:10])}"
+                         f"{more})", source, option="session")
+
+
+def conversation(path: str | Path, format: str = "auto", session: str | None = None) -> Conversation:
+    """The session of a log file to replay (default: the first): what ``toolchaos replay`` and the
+    ``recorded`` policy read. Every problem, the file's included, is a ``LogFormatError``."""
+    source = str(path)
+    try:
+        return select(load(path, format), session, source)
+    except FileNotFoundError:
+        raise LogFormatError("no such file", source, option="path") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # a directory, a truncated gzip, a binary file
+        raise LogFormatError(f"cannot read the file ({exc})", source, option="path") from None
 
 
 def recorded_policy(path: str | Path, format: str = "auto", session: str | None = None) -> Recorded:
     """A ``recorded`` policy replaying the model turns of one session of a log file."""
-    conv = select(load(path, format), session, str(path))
-    policy = Recorded(turns=conv.decisions())
-    policy.path = Path(path)
-    return policy
+    return Recorded(path, format=format, session=session)
 
 
 _TRANSIENT: dict[str, str | int] = {"unavailable": 503, "rate_limited": 429, "connection_reset": "reset",
@@ -1008,5 +1051,5 @@ def replay_tools(conversation: Conversation, side_effects: Iterable[str] = ()) -
     return tools
 
 
-__all__ = ["FORMATS", "Conversation", "LogFormatError", "RecordedCall", "RecordedTurn", "detect", "fault_of", "load",
-           "open_text", "parse", "read_records", "recorded_policy", "replay_tools", "select"]
+__all__ = ["FORMATS", "Conversation", "LogFormatError", "RecordedCall", "RecordedTurn", "conversation", "detect",
+           "fault_of", "load", "open_text", "parse", "read_records", "recorded_policy", "replay_tools", "select"]

@@ -30,7 +30,15 @@ class Policy(Protocol):
 
 
 class PolicyError(ValueError):
-    """A policy was built with bad parameters; the message names the policy and field."""
+    """A policy was built with bad parameters; the message names the policy and field.
+
+    ``field`` is the parameter at fault when the error is about one, so a scenario file
+    can point at its key even when the message does not spell the parameter's name.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def _needs_met(fb: Feedback, needs: Sequence[str]) -> bool:
@@ -353,14 +361,35 @@ class IgnoresRefusals(_Base):
 
 
 class Recorded(_Base):
-    """Replays the model turns of a recorded trace file, whatever the tools answer now."""
+    """Replays the model turns of a recorded trace or agent log (any importer format), whatever the tools answer now.
+
+    ``path`` is a toolchaos trace or a log in one of ``harness._importers.FORMATS``
+    (``format="auto"`` detects it); ``session`` picks one session of the file (default:
+    the first). ``turns`` gives the decisions directly instead (``path`` then only says
+    where they came from). A recording keeps going after a refusal unless
+    ``respect_refusals=True``: the model it recorded did not see this runtime's refusals.
+    """
 
     name = "recorded"
 
-    def __init__(self, path: str | Path | None = None, *, turns: Sequence[Decision] | None = None, **kw: Any) -> None:
-        super().__init__(respect_refusals=False, **kw)
+    def __init__(self, path: str | Path | None = None, *, format: str = "auto", session: str | None = None,
+                 turns: Sequence[Decision] | None = None, respect_refusals: bool = False, **kw: Any) -> None:
+        super().__init__(respect_refusals=respect_refusals, **kw)
+        if path is not None and not isinstance(path, (str, Path)):
+            raise PolicyError(f"recorded: path must be the file to replay, got {path!r}", field="path")
+        if not isinstance(format, str):
+            raise PolicyError(f"recorded: format must be a format name, got {format!r}", field="format")
+        if session is not None and not isinstance(session, str):
+            # YAML reads `session: 42` or `session: 0xabc1` as a number: the id is lost unless quoted
+            raise PolicyError(f"recorded: session must be text (quote it in YAML), got {session!r}", field="session")
         self.path = Path(path) if path is not None else None
-        self.turns = list(turns) if turns is not None else load_turns(self.path)  # type: ignore[arg-type]
+        self.format, self.session = format, session
+        if turns is not None:
+            self.turns = list(turns)
+        elif self.path is None:
+            raise PolicyError("recorded: path is required (the trace or log to replay)", field="path")
+        else:
+            self.turns = load_turns(self.path, format, session)
 
     def next(self, view: ModelView) -> Decision:
         i = view.step - 1
@@ -370,27 +399,21 @@ class Recorded(_Base):
         return {n for d in self.turns for n, _ in d.calls}
 
 
-def load_turns(path: Path) -> list[Decision]:
-    """The model turns of a toolchaos trace (JSON Lines), in order."""
-    if not path.exists():
-        raise PolicyError(f"recorded: no trace file at {path}")
-    turns: list[Decision] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError as exc:
-                raise PolicyError(f"recorded: {path}:{lineno}: not JSON ({exc})") from None
-            if not isinstance(event, dict) or event.get("kind") != "model":
-                continue
-            calls = event.get("calls") or []
-            if calls:
-                turns.append(Decision.many([(str(c["tool"]), dict(c.get("args") or {})) for c in calls]))
-            else:
-                turns.append(Decision.final(str(event.get("final") or "")))
-    return turns
+def load_turns(path: str | Path, format: str = "auto", session: str | None = None) -> list[Decision]:
+    """The model turns of one session of a trace or log, in order.
+
+    The importers' conversion, the one ``toolchaos replay`` uses: a log replays the same
+    turns from a scenario as from the command line.
+    """
+    from ._importers import LogFormatError, conversation  # here: the importers import this module
+
+    try:
+        return conversation(path, format, session).decisions()
+    except LogFormatError as exc:
+        field = exc.option or "path"
+        if field == "format" and format == "auto":  # the format could not be detected: the log is at fault
+            field = "path"
+        raise PolicyError(f"recorded: {exc}", field=field) from None
 
 
 def _tools_of(policy: Any) -> set[str]:
@@ -452,8 +475,8 @@ def ignores_refusals(inner: Policy, **kw: Any) -> Policy:
     return IgnoresRefusals(inner, **kw)
 
 
-def recorded(path: str | Path, **kw: Any) -> Policy:
-    return Recorded(path, **kw)
+def recorded(path: str | Path, *, format: str = "auto", session: str | None = None, **kw: Any) -> Policy:
+    return Recorded(path, format=format, session=session, **kw)
 
 
 BUILTIN: dict[str, Callable[..., Policy]] = {

@@ -30,6 +30,7 @@ are refused unless the caller allows imports (pytest ini ``chaos_allow_imports =
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import hashlib
@@ -904,6 +905,9 @@ def _policy_classes() -> dict[str, type]:
 
 _signature = functools.lru_cache(maxsize=256)(inspect.signature)
 
+# Parameters a file cannot give: `turns` takes Decision objects (the Python API's); a file names a log.
+_PYTHON_ONLY: dict[str, tuple[str, ...]] = {"recorded": ("turns",)}
+
 
 @functools.lru_cache(maxsize=64)
 def _params_of(cls: type) -> tuple[tuple[str, ...], str | None]:
@@ -916,7 +920,7 @@ def _params_of(cls: type) -> tuple[tuple[str, ...], str | None]:
             continue
         params = [p for p in _signature(init).parameters.values() if p.name != "self"]
         for p in params:
-            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or p.name in _PYTHON_ONLY.get(getattr(cls, "name", ""), ()):
                 continue
             if first is None and p.kind is p.POSITIONAL_OR_KEYWORD:
                 first = p.name
@@ -999,7 +1003,12 @@ def _build_policy(value: Any, ctx: _Ctx, where: list[Any], root: Any = None) -> 
             kw[k] = b()
         return _policies.BUILTIN[name](**kw)
 
-    _try_build(build, ctx, at, f"policy {name!r}", root, kwargs=kwargs, positional=positional)
+    built = _try_build(build, ctx, at, f"policy {name!r}", root, kwargs=kwargs, positional=positional)
+    if name == "recorded":
+        # The log is read and converted once, now, where its errors point into this file; each
+        # run gets a copy sharing the turns (a Recorded never changes them), so a fuzz run of
+        # a hundred examples does not parse the log a hundred times.
+        return functools.partial(copy.copy, built)
     return build
 
 
@@ -1013,10 +1022,15 @@ def _try_build(build: Callable[[], Any], ctx: _Ctx, at: list[Any], what: str, ro
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         msg = msg.removeprefix(f"{what.split()[-1].strip(chr(39))}: ")
         target = at
-        for k in kwargs or {}:
-            if not positional and re.search(rf"\b{re.escape(str(k))}\b", msg):
-                target = [*at, k]
-                break
+        named = exc.field if isinstance(exc, _policies.PolicyError) else None
+        if named is not None:  # the policy said which parameter: trust it over the words of the message
+            if not positional and named in (kwargs or {}):
+                target = [*at, named]
+        else:
+            for k in kwargs or {}:
+                if not positional and re.search(rf"\b{re.escape(str(k))}\b", msg):
+                    target = [*at, k]
+                    break
         if isinstance(exc, TypeError):
             msg = re.sub(r"^\w+\.?\w*\(\) ", "", msg)
             msg = f"bad parameters ({msg})"
@@ -1420,6 +1434,20 @@ def _fault_schema() -> dict[str, Any]:
     return {"description": "a fault kind, or {kind: {parameters}}, or {kind: first-parameter}", "anyOf": variants}
 
 
+def _param_schemas(name: str) -> dict[str, dict[str, Any]]:
+    """Typed parameters of a built-in policy where the schema can say more than "any value"."""
+    if name != "recorded":
+        return {}
+    from ._importers import FORMATS  # only here: importing the importers is not free
+
+    return {
+        "path": {"type": "string", "description": "the toolchaos trace or agent log to replay, relative to the "
+                                                  "scenario file"},
+        "format": {"enum": ["auto", *FORMATS], "description": "the log's format (default: auto, detected)"},
+        "session": {"type": "string", "description": "which session of the log (default: the first)"},
+    }
+
+
 def _policy_schema() -> dict[str, Any]:
     classes = _policy_classes()
     variants: list[dict[str, Any]] = [{"enum": sorted(classes)},
@@ -1427,9 +1455,14 @@ def _policy_schema() -> dict[str, Any]:
                                        "description": "package.module:attr (needs chaos_allow_imports)"}]
     for name, cls in sorted(classes.items()):
         allowed, _ = _params_of(cls)
-        props: dict[str, Any] = {p: ({"$ref": "#/$defs/Policy"} if p == "inner" else {}) for p in allowed}
-        forms: list[dict[str, Any]] = [{"type": "null"}, {"not": {"type": "object"}},
-                                       {"type": "object", "additionalProperties": False, "properties": props}]
+        typed = _param_schemas(name)
+        props: dict[str, Any] = {p: ({"$ref": "#/$defs/Policy"} if p == "inner" else typed.get(p, {}))
+                                 for p in allowed}
+        params: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": props}
+        forms: list[dict[str, Any]] = [{"type": "null"}, {"not": {"type": "object"}}, params]
+        if name == "recorded":  # a log to replay is required: `recorded: PATH` or `recorded: {path: PATH, ...}`
+            params["required"] = ["path"]
+            forms = [{"type": "string"}, params]
         if "inner" in allowed:  # a wrapper: `ignores_refusals: {stubborn: {...}}` is its inner policy
             forms.append({"$ref": "#/$defs/Policy"})
         variants.append({"type": "object", "additionalProperties": False, "required": [name],

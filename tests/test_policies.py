@@ -118,11 +118,11 @@ def test_recorded_replays_a_trace(tmp_path):
 
 
 def test_recorded_errors_are_clear(tmp_path):
-    with pytest.raises(PolicyError, match="no trace file"):
+    with pytest.raises(PolicyError, match=r"nope\.jsonl: no such file"):
         policies.recorded(tmp_path / "nope.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"kind": "model"}\nnot json\n')
-    with pytest.raises(PolicyError, match=r"bad.jsonl:2: not JSON"):
+    with pytest.raises(PolicyError, match=r"bad\.jsonl: line 2: not valid JSON"):
         policies.recorded(bad)
 
 

@@ -420,9 +420,9 @@ def test_recorded_paths_resolve_against_the_scenario_file(tmp_path: Path) -> Non
     v = run_scenario(sc, "builtin:naive")
     assert v.result.total_executions == 5
     f.write_text(with_(stubborn, "  recorded: nope.jsonl"))
-    with pytest.raises(ScenarioError, match="no trace file") as info:
+    with pytest.raises(ScenarioError, match="no such file") as info:
         load_file(f)
-    assert info.value.line == 8
+    assert info.value.line == 8 and f"{tmp_path / 'nope.jsonl'}: no such file" in info.value.message
 
 
 def test_the_public_api_loads_scenario_support_lazily() -> None:
