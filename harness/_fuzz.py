@@ -146,6 +146,12 @@ def policy_data(policy: Any) -> dict[str, Any]:
     if isinstance(policy, (Obedient, IgnoresRefusals)):
         return {policy.name: {"inner": policy_data(policy.inner), **extra}}
     if isinstance(policy, Recorded) and policy.path is not None:
+        picked: dict[str, Any] = {k: v for k, v in (("format", policy.format), ("session", policy.session))
+                                  if v is not None and v != "auto"}
+        if policy.respect_refusals:  # not a recording's default
+            picked["respect_refusals"] = True
+        if picked or extra:  # the shrunk scenario must replay the same session of the same log
+            return {"recorded": {"path": str(policy.path), **picked, **extra}}
         return {"recorded": str(policy.path)}
     if isinstance(policy, (Scripted, Recorded)):
         steps = policy.steps if isinstance(policy, Scripted) else policy.turns

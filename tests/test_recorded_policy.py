@@ -266,3 +266,15 @@ def test_replay_as_a_scenario_keeps_the_chosen_session(tmp_path: Path, capsys: p
     f.write_text(capsys.readouterr().out)
     assert yaml.safe_load(f.read_text())["policy"] == {"recorded": {"path": str(trace), "session": second.run_id}}
     assert executed(f) == [INV_2] * 2
+
+
+def test_a_fuzz_case_written_as_yaml_keeps_the_format_and_session(tmp_path: Path, log: Path) -> None:
+    from harness._fuzz import policy_data
+
+    data = policy_data(policies.recorded(log, format="openai-chat", session="conv_refund"))
+    assert data == {"recorded": {"path": str(log), "format": "openai-chat", "session": "conv_refund"}}
+    f, _ = scenario(tmp_path, json.dumps(data["recorded"]))
+    assert executed(f) == [INV_2] * 4  # the same session replays, not the file's first one
+    assert policy_data(policies.recorded(log)) == {"recorded": str(log)}
+    assert policy_data(policies.recorded(log, respect_refusals=True)) == {
+        "recorded": {"path": str(log), "respect_refusals": True}}
