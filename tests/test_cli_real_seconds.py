@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
 
 from harness import _engine, plugin
 from harness.cli import main
@@ -27,26 +28,7 @@ INCIDENT = str(ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl")
 SPIN_MODULE = "toolchaos_cli_spin"
 SPIN_AGENT = f"{SPIN_MODULE}:spin"
 
-SPIN = """
-def spin(task, model, tools):
-    while True:  # pure Python, no call into the harness: only the watchdog ends it
-        pass
-"""
-
-SCENARIO = """
-id: spin
-title: an agent that never returns
-task: Find the invoice.
-tools:
-  search: {}
-policy:
-  scripted: []
-expect:
-  - terminated
-"""
-
-OWN_LIMIT = SCENARIO.replace("id: spin", "id: own-limit") + "ceiling: {real_seconds: 0.1}\n"
-NO_OWN_LIMIT = SCENARIO.replace("id: spin", "id: no-own-limit") + "ceiling: {max_tool_calls: 50}\n"
+SPIN, SCENARIO, OWN_LIMIT, NO_OWN_LIMIT = SPIN_AGENTS, SPIN_SCENARIO, SPIN_OWN_LIMIT, SPIN_NO_OWN_LIMIT
 
 FROM_OPTION = "the real-time watchdog ended it: the agent ran past the real-time limit of 0.3s (set by --real-seconds)"
 

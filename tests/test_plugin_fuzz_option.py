@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from chaos_samples import PAY_SCENARIO
 
 pytest_plugins = ["pytester"]
 
-SCENARIO = """
-id: pay
-title: a payment
-task: Charge the customer.
-tools:
-  charge_payment: {}
-policy:
-  stubborn: {tool: charge_payment, args: {customer_id: c1, amount: 10}}
-expect:
-  - idempotent
-"""
+SCENARIO = PAY_SCENARIO
 
 
 def test_chaos_fuzz_finds_what_the_fixed_schedule_misses(pytester: pytest.Pytester) -> None:

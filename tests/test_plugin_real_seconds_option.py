@@ -11,37 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
 
 from fake_tools import catalogue
 from harness import Ceiling, _engine, policies, wire  # noqa: F401  (wire: imported before any inner session, see below)
 
 pytest_plugins = ["pytester"]
 
-SPIN = """
-def spin(task, model, tools):
-    while True:  # pure Python, no call into the harness: only the watchdog ends it
-        pass
-
-
-def spin_sdk(task):
-    while True:
-        pass
-"""
-
-SCENARIO = """
-id: spin
-title: an agent that never returns
-task: Find the invoice.
-tools:
-  search: {}
-policy:
-  scripted: []
-expect:
-  - terminated
-"""
-
-OWN_LIMIT = SCENARIO.replace("id: spin", "id: own-limit") + "ceiling: {real_seconds: 0.1}\n"
-NO_OWN_LIMIT = SCENARIO.replace("id: spin", "id: no-own-limit") + "ceiling: {max_tool_calls: 50}\n"
+SPIN, SCENARIO, OWN_LIMIT, NO_OWN_LIMIT = SPIN_AGENTS, SPIN_SCENARIO, SPIN_OWN_LIMIT, SPIN_NO_OWN_LIMIT
 
 FROM_OPTION = "*the real-time watchdog ended it: the agent ran past the real-time limit of {:g}s (set by {})*"
 

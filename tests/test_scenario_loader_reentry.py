@@ -17,6 +17,7 @@ from types import ModuleType
 
 import pytest
 import yaml
+from chaos_samples import PAY_SCENARIO
 
 import harness
 from harness import _scenario
@@ -24,17 +25,7 @@ from harness._scenario import ScenarioError, load_yaml
 
 pytest_plugins = ["pytester"]
 
-SCENARIO = """
-id: pay
-title: a payment
-task: Charge the customer.
-tools:
-  charge_payment: {}
-policy:
-  stubborn: {tool: charge_payment, args: {customer_id: c1, amount: 10}}
-expect:
-  - idempotent
-"""
+SCENARIO = PAY_SCENARIO
 
 BAD_DOCUMENTS = {
     "parse-error": "a: [1, 2",

@@ -1,0 +1,44 @@
+"""Scenario and agent sources that several test files write into their temporary projects."""
+
+from __future__ import annotations
+
+# Agents that spin in pure Python: no call into the harness, so only the real-time watchdog ends them.
+SPIN_AGENTS = """
+def spin(task, model, tools):
+    while True:  # pure Python, no call into the harness: only the watchdog ends it
+        pass
+
+
+def spin_sdk(task):
+    while True:
+        pass
+"""
+
+SPIN_SCENARIO = """
+id: spin
+title: an agent that never returns
+task: Find the invoice.
+tools:
+  search: {}
+policy:
+  scripted: []
+expect:
+  - terminated
+"""
+
+# The same, with a real-time limit of its own, and with a ceiling that sets only another limit.
+SPIN_OWN_LIMIT = SPIN_SCENARIO.replace("id: spin", "id: own-limit") + "ceiling: {real_seconds: 0.1}\n"
+SPIN_NO_OWN_LIMIT = SPIN_SCENARIO.replace("id: spin", "id: no-own-limit") + "ceiling: {max_tool_calls: 50}\n"
+
+# A stubborn model on a payment tool: the naive agent charges again and again.
+PAY_SCENARIO = """
+id: pay
+title: a payment
+task: Charge the customer.
+tools:
+  charge_payment: {}
+policy:
+  stubborn: {tool: charge_payment, args: {customer_id: c1, amount: 10}}
+expect:
+  - idempotent
+"""
