@@ -7,6 +7,7 @@ data in every process.
 
 from __future__ import annotations
 
+import datetime
 import random
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -15,39 +16,50 @@ from ._errors import DefinitionError
 from ._faults import did_you_mean, paginated
 from ._tool import FakeTool, Payload, fake_tool
 
-_faker: Any = None
+POOL = 1024  # drawn once per kind of text; a payload picks with one number from its own rng
+_pools: dict[str, tuple[str, ...]] = {}
 
 
-def _fake(rng: random.Random) -> Any:
-    """One process-wide Faker, reseeded per payload: building a Faker costs milliseconds."""
-    global _faker
-    if _faker is None:
-        from faker import Faker
+def _pool(kind: str, make: Callable[[random.Random], str]) -> tuple[str, ...]:
+    """``POOL`` texts of one kind, drawn once per process with a fixed seed.
 
-        _faker = Faker("en_US")
-    _faker.seed_instance(rng.getrandbits(32))
-    return _faker
-
-
-_sentences: dict[int, tuple[str, ...]] = {}
+    Reseeding Faker and asking it for a sentence or a company per payload cost ~35 us a text,
+    most of a scenario's time; picking from a pool with the payload's seeded rng costs one random
+    number, and payloads stay the same in every process.
+    """
+    pool = _pools.get(kind)
+    if pool is None:
+        gen = random.Random(f"toolchaos-{kind}")
+        pool = _pools[kind] = tuple(make(gen) for _ in range(POOL))
+    return pool
 
 
 def _sentence(rng: random.Random, nb_words: int) -> str:
-    """A lorem sentence of about ``nb_words`` words, from faker's English word list.
+    """A lorem sentence of about ``nb_words`` words, from faker's English word list (+/-40%, as faker)."""
+    from faker.providers.lorem.en_US import Provider
 
-    Reseeding Faker and calling ``sentence()`` cost ~35 us a sentence, most of a search scenario.
-    Instead 1,024 sentences per length are drawn once from a fixed seed, and a payload picks one
-    with its own seeded rng: one random number a sentence, and just as deterministic.
-    """
-    pool = _sentences.get(nb_words)
-    if pool is None:
-        from faker.providers.lorem.en_US import Provider
+    def make(gen: random.Random) -> str:
+        text = " ".join(gen.choices(Provider.word_list, k=max(1, round(nb_words * gen.uniform(0.6, 1.4)))))
+        return text[:1].upper() + text[1:] + "."
 
-        words, gen = tuple(Provider.word_list), random.Random(f"toolchaos-lorem-{nb_words}")
-        texts = (" ".join(gen.choices(words, k=max(1, round(nb_words * gen.uniform(0.6, 1.4)))))  # faker's +/-40%
-                 for _ in range(1024))
-        pool = _sentences[nb_words] = tuple(t[:1].upper() + t[1:] + "." for t in texts)
-    return pool[rng.randrange(1024)]
+    return _pool(f"sentence-{nb_words}", make)[rng.randrange(POOL)]
+
+
+def _company(rng: random.Random) -> str:
+    """A company name from faker (one Faker, seeded from the pool's generator: building one costs ms)."""
+    def make(gen: random.Random) -> str:
+        global _faker
+        if _faker is None:
+            from faker import Faker
+
+            _faker = Faker("en_US")
+        _faker.seed_instance(gen.getrandbits(32))
+        return str(_faker.company())
+
+    return _pool("company", make)[rng.randrange(POOL)]
+
+
+_faker: Any = None
 
 
 def _search(args: Mapping[str, Any], rng: random.Random) -> Any:
@@ -59,22 +71,18 @@ def _search(args: Mapping[str, Any], rng: random.Random) -> Any:
 
 
 def _read_document(args: Mapping[str, Any], rng: random.Random) -> Any:
-    f = _fake(rng)
-    return {"id": args.get("doc_id"), "title": f.sentence(nb_words=5).rstrip("."),
-            "content": " ".join(f.paragraphs(nb=2))}
+    paragraphs = (" ".join(_sentence(rng, 10) for _ in range(rng.randrange(3, 6))) for _ in range(2))
+    return {"id": args.get("doc_id"), "title": _sentence(rng, 5).rstrip("."), "content": " ".join(paragraphs)}
+
+
+_YEAR_START = datetime.date(2026, 1, 1)
 
 
 def _invoice(args: Mapping[str, Any], rng: random.Random) -> Any:
-    f = _fake(rng)
-    return {"invoice_id": args.get("invoice_id"), "customer": f.company(),
+    due = _YEAR_START + datetime.timedelta(days=rng.randrange(365))
+    return {"invoice_id": args.get("invoice_id"), "customer": _company(rng),
             "total": round(rng.uniform(20, 5000), 2), "currency": "EUR", "status": "open",
-            "due_date": f.date_between_dates(date_start=_d(2026, 1, 1), date_end=_d(2026, 12, 31)).isoformat()}
-
-
-def _d(y: int, m: int, day: int) -> Any:
-    import datetime
-
-    return datetime.date(y, m, day)
+            "due_date": due.isoformat()}
 
 
 def _job(args: Mapping[str, Any], rng: random.Random) -> Any:

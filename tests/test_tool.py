@@ -102,6 +102,15 @@ def test_with_faults_checks_the_delivery_and_leaves_the_original_alone():
     assert t.validate({"to": "a"}) is not None  # the shared compiled schema still validates
 
 
+@pytest.mark.parametrize(("name", "args"), [
+    ("read_document", {"doc_id": "d1"}), ("fetch_invoice", {"invoice_id": "inv_1"})])
+def test_every_faker_backed_payload_is_seeded_and_varies_by_seed(name, args):
+    one, again, other = (ToolSet([catalogue.get(name)], seed=s).call(name, args) for s in (1, 1, 2))
+    assert one == again and one != other
+    text = one.get("content") or one.get("customer")
+    assert isinstance(text, str) and len(text) > 5
+
+
 def test_catalogue_payloads_are_seeded_and_vary_by_seed():
     one = ToolSet([catalogue.get("search")], seed=1).call("search", query="refund")
     again = ToolSet([catalogue.get("search")], seed=1).call("search", query="refund")
