@@ -7,12 +7,11 @@ prints the matrix that proves the suite (docs/certification-matrix.md is its out
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ._cmd_run import add_real_seconds_argument, as_json, line, load, real_seconds_limit, resolve_agent_ref
+from ._cmd_run import add_real_seconds_argument, load, real_seconds_limit, resolve_agent_ref, run_each, select
 from .cli import CommandError
 
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
@@ -53,26 +52,14 @@ def _run(args: argparse.Namespace) -> int:
     from . import _certify
 
     scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _certify.suite()
-    if args.keyword:
-        scenarios = [s for s in scenarios if fnmatch.fnmatch(s.name, args.keyword) or args.keyword in s.name]
-        if not scenarios:
-            raise CommandError(f"no scenario matches -k {args.keyword!r}")
+    scenarios = select(scenarios, args.keyword)
     if args.matrix:
         return _matrix(_certify.ablation_matrix(scenarios), args.output)
     if args.output:
         raise CommandError("--output goes with --matrix")
     agent = resolve_agent_ref(args.agent)
     started = datetime.now(timezone.utc)
-    verdicts = []
-    for sc in scenarios:
-        verdict = _certify.run_scenario(sc, agent, artifacts=args.artifacts)
-        verdicts.append(verdict)
-        if args.json:
-            print(as_json(verdict))
-        else:
-            print(line(verdict))
-            if args.verbose and not verdict.passed:
-                print("\n" + _certify.render_failure(verdict) + "\n")
+    verdicts = run_each(scenarios, agent, args)
     passed = sum(v.passed for v in verdicts)
     print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed", file=sys.stderr)
     from . import __version__

@@ -137,24 +137,23 @@ def as_json(verdict: Any) -> str:
     }, sort_keys=True)
 
 
-def run(args: argparse.Namespace) -> int:
-    with real_seconds_limit(args.real_seconds):
-        return _run(args)
+def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
+    """The scenarios ``-k`` picks (a glob on the id, or a part of it); none picked is an error."""
+    if not keyword:
+        return scenarios
+    picked = [s for s in scenarios if fnmatch.fnmatch(s.name, keyword) or keyword in s.name]
+    if not picked:
+        raise CommandError(f"no scenario matches -k {keyword!r}")
+    return picked
 
 
-def _run(args: argparse.Namespace) -> int:
+def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
+    """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure)."""
     from ._certify import render_failure, run_scenario
 
-    agent = resolve_agent_ref(args.agent)
-    scenarios = load(args.paths, args.pattern, args.allow_imports)
-    if args.keyword:
-        scenarios = [s for s in scenarios if fnmatch.fnmatch(s.name, args.keyword) or args.keyword in s.name]
-        if not scenarios:
-            raise CommandError(f"no scenario matches -k {args.keyword!r}")
-    started = datetime.now(timezone.utc)
     verdicts = []
     for sc in scenarios:
-        verdict = run_scenario(sc, agent, seed=args.seed, artifacts=args.artifacts)
+        verdict = run_scenario(sc, agent, seed=seed, artifacts=args.artifacts)
         verdicts.append(verdict)
         if args.json:
             print(as_json(verdict))
@@ -162,6 +161,20 @@ def _run(args: argparse.Namespace) -> int:
             print(line(verdict))
             if args.verbose and not verdict.passed:
                 print("\n" + render_failure(verdict) + "\n")
+    return verdicts
+
+
+def run(args: argparse.Namespace) -> int:
+    with real_seconds_limit(args.real_seconds):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    agent = resolve_agent_ref(args.agent)
+    scenarios = load(args.paths, args.pattern, args.allow_imports)
+    scenarios = select(scenarios, args.keyword)
+    started = datetime.now(timezone.utc)
+    verdicts = run_each(scenarios, agent, args, seed=args.seed)
     failed = sum(not v.passed for v in verdicts)
     print(f"\n{len(verdicts) - failed} passed, {failed} failed", file=sys.stderr)
     if not (args.report or args.require):
