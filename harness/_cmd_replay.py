@@ -147,13 +147,10 @@ def _scenario_yaml(path: Path, conv: Any, tools: list[Any], task: str, expect: l
     from ._policies import Recorded
     from .strategies import tool_data
 
-    if conv.format == "toolchaos":
-        # The trace is the harness's own: the scenario names it (and the session, when one was chosen:
-        # without it the first session of the file would replay).
-        policy: dict[str, Any] = ({"recorded": str(path)} if args.session is None
-                                  else {"recorded": {"path": str(path), "session": conv.session}})
-    else:  # imported logs: the decisions written out, so the regression does not need the production log
-        policy = policy_data(Recorded(turns=conv.decisions()))
+    # The decisions written out, whatever the log's format: a path to the log would resolve against
+    # wherever the scenario is saved (`> scenarios/x.chaos.yaml` breaks a relative one), and the
+    # regression should not need the production log at all.
+    policy = policy_data(Recorded(turns=conv.decisions()))
     data = {
         "id": f"replay-{_slug(conv.session)}",
         "title": f"Replay of {path.name} ({conv.session}) ends within a bound",

@@ -264,8 +264,26 @@ def test_replay_as_a_scenario_keeps_the_chosen_session(tmp_path: Path, capsys: p
     assert main(["replay", str(trace), "--session", second.run_id, "--scenario"]) == 0
     f = tmp_path / "incident.chaos.yaml"
     f.write_text(capsys.readouterr().out)
-    assert yaml.safe_load(f.read_text())["policy"] == {"recorded": {"path": str(trace), "session": second.run_id}}
+    steps = yaml.safe_load(f.read_text())["policy"]["scripted"]["steps"]  # self-contained: no path to the log
+    assert [s.get("args") for s in steps] == [{"invoice_id": "inv_2"}] * 2 + [None]
     assert executed(f) == [INV_2] * 2
+
+
+def test_replay_as_a_scenario_saved_elsewhere_still_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from fake_tools import catalogue
+    from harness import run
+
+    incident = run("builtin:naive", task="t", tools=[catalogue.get("fetch_invoice")],
+                   policy=policies.scripted([{"call": "fetch_invoice", "args": {"invoice_id": "inv_1"}}] * 3),
+                   name="incident")
+    incident.trace.write(tmp_path / "incident.trace.jsonl")
+    monkeypatch.chdir(tmp_path)  # `toolchaos replay incident.trace.jsonl --scenario > scenarios/incident.chaos.yaml`
+    assert main(["replay", "incident.trace.jsonl", "--scenario"]) == 0
+    saved = tmp_path / "scenarios" / "incident.chaos.yaml"
+    saved.parent.mkdir()
+    saved.write_text(capsys.readouterr().out)
+    assert executed(saved) == [INV_1] * 3
 
 
 def test_a_fuzz_case_written_as_yaml_keeps_the_format_and_session(tmp_path: Path, log: Path) -> None:
