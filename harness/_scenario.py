@@ -672,6 +672,7 @@ class _Ctx:
     def __init__(self, path: Path | None, text: str, root: YMap, allow_imports: bool) -> None:
         self.path, self.text, self.root, self.allow_imports = path, text, root, allow_imports
         self.base = path.parent if path is not None else Path.cwd()
+        self.depends: list[Path] = []  # other files the scenario reads (a recorded log): part of its hash
 
     def error(self, message: str, where: Sequence[Any] = (), key: bool = False, span: Span | None = None,
               root: Any = None) -> ScenarioError:
@@ -996,6 +997,7 @@ def _build_policy(value: Any, ctx: _Ctx, where: list[Any], root: Any = None) -> 
     plain_kwargs = {k: plain(v) for k, v in kwargs.items() if k not in inner_builders}
     if name == "recorded" and isinstance(plain_kwargs.get("path"), str):
         plain_kwargs["path"] = str((ctx.base / plain_kwargs["path"]).resolve())
+        ctx.depends.append(Path(plain_kwargs["path"]))
 
     def build() -> Any:
         kw = dict(plain_kwargs)
@@ -1349,6 +1351,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: _Ctx, digest: str, variant: str 
             _cross_check(before, tools, ctx, ["restart", "expect_before"], root)
             expect += before
     fuzz = _build_fuzz(root, tools, ctx) if "fuzz" in root else None
+    digest = _with_dependencies(digest, ctx.depends)
     explicit = {e.name for e in expect if e.phase == "run"}
     for inv in _invariants.DEFAULT:
         if inv.name not in explicit:
@@ -1358,6 +1361,16 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: _Ctx, digest: str, variant: str 
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=spec.agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
         variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz)
+
+
+def _with_dependencies(digest: str, files: Sequence[Path]) -> str:
+    """The scenario's hash, covering the files it replays: editing a recorded log changes what runs."""
+    if not files:
+        return digest
+    h = hashlib.sha256(digest.encode())
+    for f in files:  # read already when the policy was built: a missing file is a located error there
+        h.update(b"\x00" + hashlib.sha256(f.read_bytes()).hexdigest().encode())
+    return h.hexdigest()
 
 
 def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: _Ctx) -> Any:

@@ -7,6 +7,7 @@ replay``, and every mistake in the policy's keys is located in the scenario file
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import yaml
 from harness import policies
 from harness._certify import run_scenario
 from harness._importers import FORMATS, conversation
-from harness._scenario import ScenarioError, load_file
+from harness._scenario import ScenarioError, load_file, load_text
 from harness.cli import main
 from harness.policies import PolicyError
 
@@ -296,3 +297,14 @@ def test_a_fuzz_case_written_as_yaml_keeps_the_format_and_session(tmp_path: Path
     assert policy_data(policies.recorded(log)) == {"recorded": str(log)}
     assert policy_data(policies.recorded(log, respect_refusals=True)) == {
         "recorded": {"path": str(log), "respect_refusals": True}}
+
+
+def test_the_scenarios_hash_covers_the_log_it_replays(tmp_path: Path, log: Path) -> None:
+    f, _ = scenario(tmp_path, "{path: logs/incident.jsonl, session: conv_refund}")
+    (before,) = load_file(f)
+    log.write_text(log.read_text().replace("inv_2", "inv_9"))  # the scenario file itself is unchanged
+    (after,) = load_file(f)
+    assert before.content_hash != after.content_hash
+    text = SCENARIO.replace("  recorded: POLICY\n", "  scripted: []\n")
+    (plain,) = load_text(text, tmp_path / "p.chaos.yaml")
+    assert plain.content_hash == hashlib.sha256(text.encode()).hexdigest()  # no log: the file's bytes alone
