@@ -36,9 +36,9 @@ def _pool(kind: str, make: Callable[[random.Random], str]) -> tuple[str, ...]:
 
 def _sentence(rng: random.Random, nb_words: int) -> str:
     """A lorem sentence of about ``nb_words`` words, from faker's English word list (+/-40%, as faker)."""
-    from faker.providers.lorem.en_US import Provider
+    def make(gen: random.Random) -> str:  # once per pool: faker is imported only when a pool is drawn
+        from faker.providers.lorem.en_US import Provider
 
-    def make(gen: random.Random) -> str:
         text = " ".join(gen.choices(Provider.word_list, k=max(1, round(nb_words * gen.uniform(0.6, 1.4)))))
         return text[:1].upper() + text[1:] + "."
 

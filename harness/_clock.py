@@ -34,7 +34,7 @@ import selectors
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import freezegun
@@ -278,6 +278,14 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def _job_done(self, fut: asyncio.Future[Any]) -> None:
         self._vselector.jobs -= 1
+
+
+def run_awaitable(awaitable: Awaitable[_T], clock: VirtualClock) -> _T:
+    """``run_coroutine`` for whatever an async agent returned (a coroutine, a future, any ``__await__``)."""
+    async def _await() -> _T:
+        return await awaitable
+
+    return run_coroutine(_await(), clock)
 
 
 def run_coroutine(coro: Coroutine[Any, Any, _T], clock: VirtualClock) -> _T:

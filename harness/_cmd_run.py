@@ -47,7 +47,7 @@ REAL_SECONDS_OPTION = "--real-seconds"
 
 def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
     """``--real-seconds SECONDS``: the session's real-time limit, as pytest's ``--chaos-real-seconds``."""
-    from ._engine import DEFAULT_REAL_SECONDS
+    from ._engine import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
 
     own = "a scenario's own ceiling real_seconds wins; " if scenarios else ""
     # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
@@ -55,7 +55,7 @@ def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: boo
     parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
                         help="real-time limit of each agent run: the watchdog ends an agent still running after "
                              f"SECONDS as a failure (WATCHDOG); {own}default {DEFAULT_REAL_SECONDS:g} seconds, "
-                             "60 for harness.wire SDK agents")
+                             f"{SDK_REAL_SECONDS:g} for harness.wire SDK agents")
 
 
 @contextmanager

@@ -88,6 +88,7 @@ class Budgets:
 
 
 DEFAULT_REAL_SECONDS = 5.0  # the real-time watchdog's limit when neither the ceiling nor the session sets one
+SDK_REAL_SECONDS = 60.0  # harness.wire SDK agents' default: the SDKs build their pydantic models inside the run
 
 # The session's real-time limit (pytest --chaos-real-seconds / ini chaos_real_seconds) and where
 # it came from. Process-wide, not per run, because runs reach the engine by paths that never see
@@ -121,10 +122,9 @@ def set_session_real_seconds(seconds: float | None, source: str = "") -> Callabl
 def check_real_seconds(raw: str | float, source: str) -> float:
     """``raw`` as a real-time limit in seconds, or ``ValueError`` naming ``source`` and the value.
 
-    For the command line's ``--real-seconds``; the pytest plugin's ``_real_seconds`` applies the
-    same rule in the same words (a test holds the two together), so both front ends refuse the
-    same values: 0, a negative number, nan, inf or not a number. inf too, because the watchdog's
-    deadline also bounds socket timeouts, which must be finite.
+    The one rule for the command line's ``--real-seconds`` and pytest's ``--chaos-real-seconds``
+    and ini ``chaos_real_seconds``: 0, a negative number, nan, inf or not a number is refused.
+    inf too, because the watchdog's deadline also bounds socket timeouts, which must be finite.
     """
     try:
         seconds = float(raw)
@@ -499,10 +499,7 @@ def _as_agent_result(out: Any, run: _Run) -> AgentResult:
 def _run_agent(agent: Callable[..., Any], task: str, model: ModelClient, toolbox: Toolbox) -> Any:
     out = agent(task, model, toolbox)
     if inspect.isawaitable(out):
-        async def _await() -> Any:
-            return await out
-
-        out = _clock.run_coroutine(_await(), cast(_clock.VirtualClock, model._run.clock))  # asyncio.run, virtual time
+        out = _clock.run_awaitable(out, cast(_clock.VirtualClock, model._run.clock))  # asyncio.run, virtual time
     return out
 
 

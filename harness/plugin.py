@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 import pytest
 
 from . import _clock, _yaml_items
-from ._engine import DEFAULT_REAL_SECONDS, safe_name, set_session_real_seconds
+from ._engine import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, check_real_seconds, safe_name, set_session_real_seconds
 from ._session import Chaos
 
 # Certification reports (--chaos-report, --chaos-require) live in their own module.
@@ -43,7 +42,6 @@ class Settings:
     agent: str
     seed: int
     artifacts: Path | None
-    real_seconds: float | None  # None: the session sets no real-time limit (each run's ceiling, else 5 s)
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -69,11 +67,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="real-time limit of each chaos run: the watchdog ends an agent still running after "
                          "SECONDS as a failure (WATCHDOG); a scenario's or test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
-                         "60 for harness.wire SDK agents)")
+                         f"{SDK_REAL_SECONDS:g} for harness.wire SDK agents)")
     parser.addini("chaos_agent", "agent under test for chaos runs ('module:attr' or 'builtin:NAME')",
                   default="builtin:guarded")
     parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
-                                    f"(default {DEFAULT_REAL_SECONDS:g}; 60 for harness.wire SDK agents)", default="")
+                                    f"(default {DEFAULT_REAL_SECONDS:g}; {SDK_REAL_SECONDS:g} for harness.wire SDK "
+                                    "agents)", default="")
     _yaml_items.add_ini(parser)
 
 
@@ -85,8 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
     agent = opt.chaos_agent or config.getini("chaos_agent") or "builtin:guarded"
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
     limit = _real_seconds(config)
-    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts,
-                        None if limit is None else limit[0])
+    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
     config.stash[settings_key] = settings
     if limit is not None:
         # Process-wide: runs reach the engine by paths that never see this config (the chaos
@@ -100,9 +98,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def _real_seconds(config: pytest.Config) -> tuple[float, str] | None:
     """The session's real-time limit and its source: the command line, else the ini file, else None.
 
-    The one place both are validated: 0, a negative number, nan, inf or not a number is a
-    usage error naming the option and the value (inf too: the watchdog deadline also bounds
-    socket timeouts, which must be finite).
+    Both go through the CLI's check (``check_real_seconds``: 0, a negative number, nan, inf or
+    not a number), reported as a usage error naming the option and the value.
     """
     raw: Any = config.option.chaos_real_seconds
     source = REAL_SECONDS_OPTION
@@ -112,13 +109,9 @@ def _real_seconds(config: pytest.Config) -> tuple[float, str] | None:
         if not str(raw).strip():
             return None
     try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise pytest.UsageError(f"{source}: expected a positive number of seconds (the real-time limit of each "
-                                f"chaos run), got {raw!r}")
-    return seconds, source
+        return check_real_seconds(raw, source), source
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -20,18 +20,17 @@ own. The trace's ``model`` events come from the requests the agent really sent; 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fake_tools import FakeTool
 
 from .. import _clock
-from .._engine import AgentResult, Budgets, Ceiling, ModelClient, RunResult, Toolbox, session_real_seconds
+from .._engine import SDK_REAL_SECONDS, AgentResult, Budgets, Ceiling, ModelClient, RunResult, Toolbox, session_real_seconds
 from .._engine import run as engine_run
 from .._watchdog import HarnessStop
 from ._apifaults import ApiFaults
@@ -42,7 +41,6 @@ from ._tools import Patches, WireTool, check_targets
 FAKE_API_KEY = "sk-toolchaos-not-a-real-key"
 # The real-time watchdog's default for SDK agents: an SDK's first request in a process
 # builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
-SDK_REAL_SECONDS = 60.0
 _KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
@@ -164,12 +162,8 @@ def harness_stop_in(exc: BaseException) -> BaseException | None:
 
 def call_agent(agent: Any, task: str, env: Env) -> Any:
     out = agent(task, env) if wants_env(agent) else agent(task)
-    if inspect.isawaitable(out):
-        async def _await() -> Any:
-            return await out
-
-        clock = _clock.active()  # inside harness.run: the run's clock drives the loop's time
-        out = asyncio.run(_await()) if clock is None else _clock.run_coroutine(_await(), clock)
+    if inspect.isawaitable(out):  # called inside harness.run: the run's clock drives the loop's time
+        out = _clock.run_awaitable(out, cast(_clock.VirtualClock, _clock.active()))
     return out
 
 
