@@ -14,9 +14,8 @@ from typing import Any
 
 from bench_util import best as _best
 from bench_util import clock
-
-from fake_tools import catalogue, faults
-from harness import policies, run
+from toolchaos import policies, run
+from toolchaos.fake_tools import catalogue, faults
 
 
 def measure(quick: bool = False) -> dict[str, float]:

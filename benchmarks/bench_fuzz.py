@@ -18,8 +18,8 @@ TOOLS = ("charge_payment", "fetch_invoice", "get_job_status")
 
 
 def measure(quick: bool) -> dict[str, float]:
-    from fake_tools import catalogue
-    from harness._fuzz import fuzz
+    from toolchaos.fake_tools import catalogue
+    from toolchaos.fuzzing._core import fuzz
 
     tools = [catalogue.get(n) for n in TOOLS]
     fuzz("builtin:guarded", tools=tools, examples=20, database=None, seed=1)  # warm up: imports, faker, freezegun

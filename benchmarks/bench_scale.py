@@ -42,8 +42,7 @@ ROOT = HERE.parent
 
 from bench_util import best as _best  # noqa: E402
 from bench_util import clock  # noqa: E402
-
-from harness import _clock  # noqa: E402
+from toolchaos._internal import clock as _clock  # noqa: E402
 
 # --- the generated suite ------------------------------------------------------------------
 
@@ -51,9 +50,9 @@ FAMILIES = ("stubborn_timeout", "transient_then_ok", "poll", "paginate", "paraph
 
 
 def scenario(i: int) -> dict[str, Any]:
-    """Scenario ``i`` of the generated suite: keyword arguments for ``harness.run`` plus ``expect``."""
-    from fake_tools import catalogue, faults
-    from harness import invariants, policies
+    """Scenario ``i`` of the generated suite: keyword arguments for ``toolchaos.run`` plus ``expect``."""
+    from toolchaos import invariants, policies
+    from toolchaos.fake_tools import catalogue, faults
 
     family = FAMILIES[i % len(FAMILIES)]
     seed = i
@@ -90,7 +89,7 @@ def scenario(i: int) -> dict[str, Any]:
 
 def run_scenario(i: int) -> int:
     """Run scenario ``i`` and check its invariants; returns the number of violations (kept nowhere)."""
-    from harness import run
+    from toolchaos import run
 
     spec = scenario(i)
     expect = spec.pop("expect")
@@ -219,8 +218,8 @@ def xdist_speedup(n: int, per_test: int = 1) -> dict[str, float]:
 def call_overheads(n: int, repeat: int) -> dict[str, float]:
     import asyncio
 
-    from fake_tools import catalogue
-    from harness import Ceiling, policies, run
+    from toolchaos import Ceiling, policies, run
+    from toolchaos.fake_tools import catalogue
 
     payload = {"record_id": "r1", "version": 3, "status": "written"}
     args = {"record_id": "r1", "data": {"a": 1}}
@@ -302,8 +301,8 @@ def handwritten_test():
 '''
 
 WITH_HARNESS = '''
-from fake_tools import catalogue, faults
-from harness import AgentResult, invariants, policies, run, tool_message
+from toolchaos.fake_tools import catalogue, faults
+from toolchaos import AgentResult, invariants, policies, run, tool_message
 
 TOOLS = [catalogue.get("fetch_invoice", faults=faults.timeout(after=30))]
 POLICY = policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"})

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 _IN_PROCESS = """
 import json
 import freezegun.api as fz
-from harness import _certify
-from harness._agents import guarded  # noqa: F401  (imports are not the suite's work)
+from toolchaos import _certify
+from toolchaos._agents import guarded  # noqa: F401  (imports are not the suite's work)
 t0 = fz.real_perf_counter()
 verdicts = _certify.certify("builtin:guarded")
 t1 = fz.real_perf_counter()

@@ -60,10 +60,10 @@ def measure(quick: bool) -> dict[str, float]:
         import openai
     except ImportError:
         return {}
-    from harness import Ceiling, Decision, wire
-    from harness._model import ModelTurn, Usage
-    from harness._wire import _formats as fmt
-    from harness._wire._mocker import Body
+    from toolchaos import Ceiling, Decision, wire
+    from toolchaos._internal.model import ModelTurn, Usage
+    from toolchaos.wire import _formats as fmt
+    from toolchaos.wire._mocker import Body
 
     blocks, per_block = (6, 40) if quick else (25, 100)
     messages = [{"role": "system", "content": "Use the tools to complete the task."},

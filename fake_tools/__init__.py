@@ -2,7 +2,7 @@
 
 Works on its own, without the harness or pytest::
 
-    from fake_tools import ToolSet, catalogue, faults
+    from toolchaos.fake_tools import ToolSet, catalogue, faults
 
     pay = catalogue.get("charge_payment", faults=[faults.timeout(after=30, applied=True)])
     tools = ToolSet([pay], seed=1)
@@ -10,8 +10,8 @@ Works on its own, without the harness or pytest::
     tools.ledger.applied("charge_payment")                         # -> 1: it did happen
 """
 
-from . import catalogue, faults
-from ._errors import (
+from toolchaos.fake_tools import catalogue, faults
+from toolchaos.fake_tools._errors import (
     DefinitionError,
     ToolConnectionReset,
     ToolError,
@@ -20,11 +20,11 @@ from ._errors import (
     ToolPermissionDenied,
     ToolTimeout,
 )
-from ._fingerprint import canonical, fingerprint, normalise
-from ._ledger import Effect, EffectLedger
-from ._outcomes import Outcome, OutcomeClass
-from ._schedule import FaultSchedule, Rule, rule, schedule
-from ._tool import FakeTool, ManualClock, ToolSet, ToolState, UnknownTool, fake_tool
+from toolchaos.fake_tools._fingerprint import canonical, fingerprint, normalise
+from toolchaos.fake_tools._ledger import Effect, EffectLedger
+from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
+from toolchaos.fake_tools._schedule import FaultSchedule, Rule, rule, schedule
+from toolchaos.fake_tools._tool import FakeTool, ManualClock, ToolSet, ToolState, UnknownTool, fake_tool
 
 __all__ = [
     "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._outcomes import Outcome
+    from toolchaos.fake_tools._outcomes import Outcome
 
 
 class DefinitionError(ValueError):

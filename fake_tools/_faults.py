@@ -1,7 +1,7 @@
 """The fault taxonomy: what one call of a fake tool answers.
 
 Each fault kind is a small immutable object whose ``resolve`` turns one call into an
-``Outcome``. Faults are built in Python (``fake_tools.faults.timeout(after=30)``) or
+``Outcome``. Faults are built in Python (``toolchaos.fake_tools.faults.timeout(after=30)``) or
 parsed from plain data (``{"timeout": {"after": 30}}``, as YAML scenarios write them);
 both paths end in the same constructors, so there is one validation path.
 """
@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._errors import DefinitionError
-from ._outcomes import Outcome, OutcomeClass
+from toolchaos.fake_tools._errors import DefinitionError
+from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 
 S = OutcomeClass.SUCCESS
 

@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._errors import DefinitionError, exception_for
-from ._faults import CallInfo, Ok, as_fault
-from ._fingerprint import canonical, digest, normalise
-from ._ledger import EffectLedger
-from ._outcomes import Outcome, OutcomeClass
-from ._schedule import FaultSchedule, schedule
+from toolchaos.fake_tools._errors import DefinitionError, exception_for
+from toolchaos.fake_tools._faults import CallInfo, Ok, as_fault
+from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
+from toolchaos.fake_tools._ledger import EffectLedger
+from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
+from toolchaos.fake_tools._schedule import FaultSchedule, schedule
 
 Payload = Callable[[Mapping[str, Any], random.Random], Any]
 
@@ -240,7 +240,7 @@ class UnknownTool(KeyError):
 
     def __init__(self, name: str, known: Iterable[str]) -> None:
         self.name = name
-        from ._faults import did_you_mean
+        from toolchaos.fake_tools._faults import did_you_mean
 
         super().__init__(f"no fake tool named {name!r}{did_you_mean(name, known)}; "
                          f"registered: {', '.join(sorted(known)) or 'none'}")

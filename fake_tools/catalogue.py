@@ -1,5 +1,5 @@
 """Ready-made tools: ``catalogue.get("fetch_invoice", faults=...)``."""
 
-from ._catalogue import NAMES, describe, get
+from toolchaos.fake_tools._catalogue import NAMES, describe, get
 
 __all__ = ["NAMES", "describe", "get"]

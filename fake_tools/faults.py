@@ -4,7 +4,7 @@ Every constructor validates its parameters; the same constructors serve plain-da
 (YAML) definitions through ``as_fault``.
 """
 
-from ._faults import (
+from toolchaos.fake_tools._faults import (
     KIND_HELP,
     KINDS,
     Fault,

@@ -2,8 +2,8 @@
 
 The library works without pytest::
 
-    from fake_tools import catalogue, faults
-    from harness import run, policies, invariants
+    from toolchaos.fake_tools import catalogue, faults
+    from toolchaos import run, policies, invariants
 
     result = run("builtin:guarded", task="Get the invoice total",
                  tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
@@ -13,9 +13,9 @@ The library works without pytest::
 
 from typing import Any
 
-from . import invariants, policies
-from ._agents import GuardConfig, GuardedAgent, resolve_agent
-from ._engine import (
+from toolchaos import invariants, policies
+from toolchaos._agents import GuardConfig, GuardedAgent, resolve_agent
+from toolchaos._engine import (
     HARNESS_STATES,
     REPORT_FIELDS,
     TERMINAL_STATES,
@@ -30,26 +30,26 @@ from ._engine import (
     Toolbox,
     run,
 )
-from ._invariants import InvariantViolation
-from ._isolation import NetworkBlocked
-from ._model import Decision, ModelTurn, ToolCall, Usage, tool_message
-from ._session import Chaos
-from ._store import SqliteLedger, SqliteStore
-from ._trace import Trace
-from ._watchdog import WatchdogExpired
+from toolchaos._internal.isolation import NetworkBlocked
+from toolchaos._internal.model import Decision, ModelTurn, ToolCall, Usage, tool_message
+from toolchaos._internal.store import SqliteLedger, SqliteStore
+from toolchaos._internal.trace import Trace
+from toolchaos._internal.watchdog import WatchdogExpired
+from toolchaos._session import Chaos
+from toolchaos.invariants._builtin import InvariantViolation
 
 __version__ = "0.1.0"
 
-# Scenario files pull in pydantic and PyYAML: loaded on first use, so `import harness`
+# Scenario files pull in pydantic and PyYAML: loaded on first use, so `import toolchaos`
 # (and every plain pytest run, through the plugin) does not pay for them.
-_SCENARIO_API = {"ScenarioError": "_scenario", "load_scenarios": "_scenario", "run_scenario": "_certify",
-                 "certify": "_certify"}
+_SCENARIO_API = {"ScenarioError": "scenario", "load_scenarios": "scenario", "run_scenario": "certification",
+                 "certify": "certification"}
 
 
 def __getattr__(name: str) -> Any:
     module = _SCENARIO_API.get(name)
     if module is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+        raise AttributeError(f"module 'toolchaos' has no attribute {name!r}")
     from importlib import import_module
 
     mod = import_module(f".{module}", __name__)

@@ -36,13 +36,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from fake_tools import EffectLedger, FakeTool, Outcome, OutcomeClass, ToolSet
-
-from . import _clock, _isolation, _watchdog
-from ._model import Decision, ModelTurn, ModelView, TokenMeter, ToolCall, Usage, estimate_tokens, read_feedback
-from ._policies import Policy, as_policy
-from ._trace import Trace
-from ._watchdog import HarnessStop, WatchdogExpired
+from toolchaos._internal import clock as _clock
+from toolchaos._internal import isolation as _isolation
+from toolchaos._internal import watchdog as _watchdog
+from toolchaos._internal.model import (
+    Decision,
+    ModelTurn,
+    ModelView,
+    TokenMeter,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    read_feedback,
+)
+from toolchaos._internal.trace import Trace
+from toolchaos._internal.watchdog import HarnessStop, WatchdogExpired
+from toolchaos.fake_tools import EffectLedger, FakeTool, Outcome, OutcomeClass, ToolSet
+from toolchaos.policies._builtin import Policy, as_policy
 
 TERMINAL_STATES = ("COMPLETED", "STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED", "PARTIAL")
 HARNESS_STATES = ("CRASHED", "HARD_CEILING", "WATCHDOG")
@@ -88,12 +98,12 @@ class Budgets:
 
 
 DEFAULT_REAL_SECONDS = 5.0  # the real-time watchdog's limit when neither the ceiling nor the session sets one
-SDK_REAL_SECONDS = 60.0  # harness.wire SDK agents' default: the SDKs build their pydantic models inside the run
+SDK_REAL_SECONDS = 60.0  # toolchaos.wire SDK agents' default: the SDKs build their pydantic models inside the run
 
 # The session's real-time limit (pytest --chaos-real-seconds / ini chaos_real_seconds) and where
 # it came from. Process-wide, not per run, because runs reach the engine by paths that never see
-# the pytest config: the chaos fixture, YAML items, the certification suite, harness.wire.run, a
-# test calling harness.run directly. Read when a run starts, so a Ceiling built before the session
+# the pytest config: the chaos fixture, YAML items, the certification suite, toolchaos.wire.run, a
+# test calling toolchaos.run directly. Read when a run starts, so a Ceiling built before the session
 # (a module-level constant in a conftest) still follows it.
 _session_real_seconds: tuple[float, str] | None = None
 
@@ -268,7 +278,7 @@ class Toolbox:
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
         if name not in self._run.tools:
-            from fake_tools import UnknownTool
+            from toolchaos.fake_tools import UnknownTool
 
             raise UnknownTool(name, self._run.tools)
         return lambda *a, **kw: self.call(name, *a, **kw)
@@ -283,7 +293,7 @@ class Toolbox:
         """``call`` for async agents: the tool's latency is awaited, so parallel calls overlap."""
         tool, outcome = self._execute(name, args, call_id, kwargs, False)
         if outcome.latency:
-            await asyncio.sleep(outcome.latency)  # virtual: see harness._clock
+            await asyncio.sleep(outcome.latency)  # virtual: see toolchaos._internal.clock
         else:
             await _yield()  # a real tool call always yields to the other tasks
         return tool.deliver(outcome)
@@ -298,7 +308,7 @@ class Toolbox:
         """
         result = self._execute(name, args, call_id, kwargs, False)
         if result[1].latency:
-            await asyncio.sleep(result[1].latency)  # virtual: see harness._clock
+            await asyncio.sleep(result[1].latency)  # virtual: see toolchaos._internal.clock
         else:
             await _yield()
         return result
@@ -461,14 +471,14 @@ class RunResult:
         return (self.stop_report or {}).get("guard")
 
     def violations(self, *invariants: Any) -> list[Any]:
-        from ._invariants import check_all
+        from toolchaos.invariants._builtin import check_all
 
         return check_all(self, invariants)
 
     def check(self, *invariants: Any) -> RunResult:
         """Raise ``InvariantViolation`` for the first broken invariant (listing the others)."""
         __tracebackhide__ = True
-        from ._invariants import raise_for
+        from toolchaos.invariants._builtin import raise_for
 
         raise_for(self, self.violations(*invariants))
         return self
@@ -535,11 +545,11 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
 
     ``agent`` is a callable or a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``).
     ``artifacts``: a directory; the trace is written there as ``<name>.trace.jsonl``.
-    ``store``: ``tools.store`` (a dict, or ``harness.SqliteStore`` to survive a process restart).
+    ``store``: ``tools.store`` (a dict, or ``toolchaos.SqliteStore`` to survive a process restart).
     ``ledger``: an effect ledger to continue (a resumed run keeps counting); by default a new
     one, or the store's own ``ledger`` when the store has one (``SqliteStore`` does).
     """
-    from ._agents import resolve_agent
+    from toolchaos._agents import resolve_agent
 
     agent_fn = resolve_agent(agent)
     _clock.install()

@@ -11,11 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fake_tools import FakeTool, catalogue, faults
-
-from . import invariants, policies
-from ._agents import resolve_agent
-from ._engine import Budgets, Ceiling, RunResult, run
+from toolchaos import invariants, policies
+from toolchaos._agents import resolve_agent
+from toolchaos._engine import Budgets, Ceiling, RunResult, run
+from toolchaos.fake_tools import FakeTool, catalogue, faults
 
 
 class Chaos:
@@ -30,7 +29,7 @@ class Chaos:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise TypeError(f"seed must be an integer, got {seed!r}")
         if ceiling is not None and not isinstance(ceiling, Ceiling):
-            raise TypeError(f"ceiling must be a harness.Ceiling, got {ceiling!r}")
+            raise TypeError(f"ceiling must be a toolchaos.Ceiling, got {ceiling!r}")
         self.agent = agent
         self.seed = seed
         self.artifacts = Path(artifacts) if artifacts is not None else None

@@ -3,9 +3,9 @@
 Use them with ``@given`` in your own tests::
 
     from hypothesis import given
-    from fake_tools import catalogue
-    from harness import run, invariants
-    from harness.strategies import fault_schedules, policies
+    from toolchaos.fake_tools import catalogue
+    from toolchaos import run, invariants
+    from toolchaos.strategies import fault_schedules, policies
 
     TOOLS = [catalogue.get("charge_payment"), catalogue.get("fetch_invoice")]
 
@@ -18,7 +18,7 @@ Every strategy shrinks toward "nothing went wrong": an outcome toward ``ok``, a
 schedule toward no faulty call, a policy toward a plain ``stubborn`` call. So a
 failing example shrinks to the few faults that matter.
 
-- ``outcomes(kinds=None)``: one ``Fault`` (``fake_tools.faults``).
+- ``outcomes(kinds=None)``: one ``Fault`` (``toolchaos.fake_tools.faults``).
 - ``fault_schedules(tools, ...)``: a ``FaultPlan``: the tools with drawn schedules
   (iterate it, or pass it as ``tools=``), readable in a falsifying example, and
   convertible to the ``tools:`` section of a YAML scenario (``plan.as_data()``).
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
-
-from fake_tools import FakeTool, Rule, catalogue
-from fake_tools import faults as F
-from fake_tools._faults import (
+from toolchaos._internal.model import Decision, ModelView
+from toolchaos.fake_tools import FakeTool, Rule, catalogue
+from toolchaos.fake_tools import faults as F
+from toolchaos.fake_tools._faults import (
     Contradictory,
     Empty,
     Fatal,
@@ -50,10 +50,8 @@ from fake_tools._faults import (
     Timeout,
     Transient,
 )
-
-from ._model import Decision, ModelView
-from ._policies import BUILTIN as _POLICY_BUILDERS
-from ._policies import Policy, PolicyError
+from toolchaos.policies._builtin import BUILTIN as _POLICY_BUILDERS
+from toolchaos.policies._builtin import Policy, PolicyError
 
 # Kinds drawn by default, simplest first (hypothesis shrinks toward the first branch).
 # ``paginated`` is left out: it only makes sense for a tool that takes a cursor.
@@ -73,7 +71,7 @@ def _check_kinds(kinds: Iterable[str] | None, known: Sequence[str], what: str) -
     chosen = tuple(known if kinds is None else kinds)
     bad = [k for k in chosen if k not in known]
     if bad:
-        from fake_tools._faults import did_you_mean
+        from toolchaos.fake_tools._faults import did_you_mean
 
         raise ValueError(f"unknown {what} {bad[0]!r}{did_you_mean(bad[0], known)}; known: {', '.join(known)}")
     return chosen
@@ -111,7 +109,7 @@ def fault_table(kinds: Iterable[str] | None = None) -> tuple[Fault, ...]:
 
 
 def outcomes(kinds: Iterable[str] | None = None, *, ok: bool = True) -> st.SearchStrategy[Fault]:
-    """One fault (``fake_tools.faults``) of the given kinds; shrinks toward ``ok`` when ``ok`` is allowed.
+    """One fault (``toolchaos.fake_tools.faults``) of the given kinds; shrinks toward ``ok`` when ``ok`` is allowed.
 
     ``kinds``: fault kind names (default ``DEFAULT_KINDS``: every kind except ``paginated``).
     """
@@ -312,7 +310,7 @@ def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | No
     varied = list(names if vary is None else vary)
     for n in varied:
         if n not in names:
-            from fake_tools._faults import did_you_mean
+            from toolchaos.fake_tools._faults import did_you_mean
 
             raise ValueError(f"fault_schedules: vary names {n!r}, not one of the tools{did_you_mean(n, names)} "
                              f"({', '.join(names)})")
@@ -424,7 +422,7 @@ def build_policy(spec: Mapping[str, Any]) -> Policy:
         raise PolicyError(f"a policy spec is a one-key mapping {{name: {{params}}}}, got {spec!r}")
     ((name, params),) = spec.items()
     if name not in _POLICY_BUILDERS:
-        from fake_tools._faults import did_you_mean
+        from toolchaos.fake_tools._faults import did_you_mean
 
         raise PolicyError(f"unknown policy {name!r}{did_you_mean(str(name), _POLICY_BUILDERS)}")
     kw = dict(params or {})

@@ -7,8 +7,7 @@ under ``--chaos`` (see harness/_clock.py for why it is installed once per proces
 from __future__ import annotations
 
 import pytest
-
-from harness import _clock
+from toolchaos._internal import clock as _clock
 
 
 def pytest_configure(config: pytest.Config) -> None:

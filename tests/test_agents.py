@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import GuardedAgent, policies, run
-from harness import invariants as inv
+from toolchaos import GuardedAgent, policies, run
+from toolchaos import invariants as inv
+from toolchaos.fake_tools import catalogue, faults
 
 
 def timing_out(agent):

@@ -8,11 +8,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from fake_tools import catalogue
-from fake_tools import faults as F
-from harness import policies, run
-from harness._analyze import MAX_TRACKED, Analysis, Session, Thresholds, analyze, as_json, render_table
+from toolchaos import policies, run
+from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools import faults as F
+from toolchaos.forensics._analyze import (
+    MAX_TRACKED,
+    Analysis,
+    Session,
+    Thresholds,
+    analyze,
+    as_json,
+    render_table,
+)
 
 ROOT = Path(__file__).parent.parent
 LOGS = Path(__file__).parent / "fixtures" / "logs"
@@ -128,7 +135,7 @@ def test_gzip_traces_and_the_slow_path_agree_with_the_fast_one(tmp_path: Path) -
 
 
 def test_bad_lines_are_errors_naming_the_line(tmp_path: Path) -> None:
-    from harness._importers import LogFormatError
+    from toolchaos.logs._importers import LogFormatError
 
     p = tmp_path / "t.jsonl"
     p.write_text(INCIDENT.read_text().splitlines()[0] + "\n{broken\n")
@@ -137,7 +144,7 @@ def test_bad_lines_are_errors_naming_the_line(tmp_path: Path) -> None:
 
 
 def test_memory_stays_bounded_with_many_unique_fingerprints(monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness._analyze as mod
+    import toolchaos.forensics._analyze as mod
 
     monkeypatch.setattr(mod, "MAX_TRACKED", 200)
     s = Session("s")
@@ -151,7 +158,7 @@ def test_memory_stays_bounded_with_many_unique_fingerprints(monkeypatch: pytest.
 
 
 def test_the_interval_sample_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness._analyze as mod
+    import toolchaos.forensics._analyze as mod
 
     monkeypatch.setattr(mod, "GAP_SAMPLE", 64)
     s = Session("s")

@@ -6,10 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-
-from fake_tools import catalogue
-from harness import policies, run
-from harness._analyze import MAX_PERIOD, Analysis, Session, SessionReport, Thresholds, analyze, as_json, render_table
+from toolchaos import policies, run
+from toolchaos.fake_tools import catalogue
+from toolchaos.forensics._analyze import (
+    MAX_PERIOD,
+    Analysis,
+    Session,
+    SessionReport,
+    Thresholds,
+    analyze,
+    as_json,
+    render_table,
+)
 
 ROUND3 = ["search", "read_document", "summarize"]
 ROUND4 = ["search", "read_document", "summarize", "critique"]

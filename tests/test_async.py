@@ -6,9 +6,9 @@ import asyncio
 import time
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import Ceiling, RunClosed, _clock, invariants, policies, run, tool_message
+from toolchaos import Ceiling, RunClosed, invariants, policies, run, tool_message
+from toolchaos._internal import clock as _clock
+from toolchaos.fake_tools import catalogue, faults
 
 SLACK = 8.0
 

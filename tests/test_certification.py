@@ -13,9 +13,15 @@ import functools
 from pathlib import Path
 
 import pytest
-
-from harness import _certify
-from harness._certify import ABLATIONS, AGENT_VARIANTS, NAIVE_MUST_FAIL, Matrix, ablation_matrix, suite
+from toolchaos.certification import _suite as _certify
+from toolchaos.certification._suite import (
+    ABLATIONS,
+    AGENT_VARIANTS,
+    NAIVE_MUST_FAIL,
+    Matrix,
+    ablation_matrix,
+    suite,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRIX_DOC = ROOT / "docs" / "certification-matrix.md"

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import io
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from harness import cli
-from harness._agents import AgentRefError
-from harness._progress import Progress
-from harness.cli import CommandError, build_parser, main
+from toolchaos import cli
+from toolchaos._agents import AgentRefError
+from toolchaos.cli import CommandError, build_parser, main
 
 
 def test_top_level_help_lists_commands_and_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,7 +38,7 @@ def test_every_command_has_help_with_examples(capsys: pytest.CaptureFixture[str]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness import __version__
+    from toolchaos import __version__
 
     with pytest.raises(SystemExit):
         main(["--version"])
@@ -116,16 +113,16 @@ def test_exit_code_is_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_user_error_through_python_m_is_a_user_error(tmp_path: Path) -> None:
-    # Run as ``python -m harness.cli``, the file is a second copy of the module; its errors must
+    # Run as ``python -m toolchaos.cli``, the file is a second copy of the module; its errors must
     # still be the commands' own (exit 2), not "internal error" (exit 3).
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(tmp_path / "missing.chaos.yaml")],
+    proc = subprocess.run([sys.executable, "-m", "toolchaos.cli", "run", str(tmp_path / "missing.chaos.yaml")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("toolchaos run: error: no such file or directory") and "internal" not in proc.stderr
 
 
 def test_console_entry_point_runs() -> None:
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "list", "levels"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "toolchaos.cli", "list", "levels"], capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("levels: certification levels")
@@ -134,57 +131,3 @@ def test_console_entry_point_runs() -> None:
 # --- progress ----------------------------------------------------------------------------
 
 
-def test_progress_is_plain_lines_when_not_a_terminal() -> None:
-    out = io.StringIO()
-    with Progress(3, label="certify", stream=out) as bar:
-        bar.advance("loops.a", "pass")
-        bar.advance("loops.b", "fail", detail="bounded.executions: 40 > 3")
-        bar.advance("legit.c", "pass")
-    assert out.getvalue() == ("[1/3] PASS loops.a\n[2/3] FAIL loops.b: bounded.executions: 40 > 3\n[3/3] PASS legit.c\n"
-                              "certify: 3/3 done (1 fail, 2 pass)\n")
-    assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
-
-
-def test_progress_draws_a_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    out = io.StringIO()
-    bar = Progress(4, label="certify", stream=out, tty=True, width=60)
-    bar.advance("loops.a", "pass")
-    bar.advance("loops.b", "fail", detail="why")
-    text = out.getvalue()
-    assert text == ("certify [###............] 1/4 loops.a"
-                    "\r\x1b[2K\x1b[31mFAIL\x1b[0m loops.b: why\ncertify [#######........] 2/4 loops.b")
-    bar.close()
-    assert out.getvalue().endswith("\r\x1b[2Kcertify: 2/4 done (1 fail, 1 pass)\n")
-
-
-def test_progress_respects_no_color_and_narrow_terminals(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_COLOR", "1")
-    out = io.StringIO()
-    bar = Progress(2, stream=out, tty=True, width=30)
-    bar.advance("a-very-long-scenario-name-that-does-not-fit", "fail")
-    text = out.getvalue()
-    assert "\x1b[31m" not in text
-    assert text.splitlines()[0] == "FAIL a-very-long-scenario-name-that-does-not-fit"  # messages are whole
-    bar_line = text.splitlines()[-1]
-    assert len(bar_line) < 30 and bar_line.endswith("…")  # the bar fits the terminal
-
-
-def test_progress_detects_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.setenv("TERM", "xterm")
-    assert Progress(1, stream=Tty()).tty
-    monkeypatch.setenv("TERM", "dumb")
-    assert not Progress(1, stream=Tty()).tty
-    assert not Progress(1, stream=io.StringIO()).tty
-
-
-def test_progress_note_keeps_the_bar() -> None:
-    out = io.StringIO()
-    bar = Progress(2, stream=out, tty=True, colour=False, width=50)
-    bar.advance("a", "pass")
-    bar.note("writing the report")
-    assert out.getvalue() == "[######......] 1/2 a\r\x1b[2Kwriting the report\n[######......] 1/2 "

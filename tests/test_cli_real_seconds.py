@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
-
-from harness import _engine, plugin
-from harness.cli import main
+from toolchaos import _engine
+from toolchaos import pytest_plugin as plugin
+from toolchaos.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 INCIDENT = str(ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl")
@@ -134,7 +134,7 @@ def test_help_names_the_option_and_its_default(command: str, capsys: pytest.Capt
         main([command, "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--real-seconds SECONDS real-time limit of each agent run" in text
-    assert "default 5 seconds, 60 for harness.wire SDK agents" in text
+    assert "default 5 seconds, 60 for toolchaos.wire SDK agents" in text
     assert ("a scenario's own ceiling real_seconds wins" in text) == (command != "replay")
 
 

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from harness.cli import main
+from toolchaos.cli import main
 
 ROOT = Path(__file__).parent.parent
 LOGS = Path(__file__).parent / "fixtures" / "logs"

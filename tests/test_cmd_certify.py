@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-import harness
-from harness._certify import suite
-from harness.cli import main
+import toolchaos
+from toolchaos.certification._suite import suite
+from toolchaos.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +51,7 @@ def test_a_report_and_a_required_level(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert "NOT CERTIFIED: level reached none, required critical" in err and "report.html" in err
     data = json.loads((tmp_path / "report.json").read_text())
-    assert data["suite"]["name"] == "certification" and data["suite"]["version"] == harness.__version__
+    assert data["suite"]["name"] == "certification" and data["suite"]["version"] == toolchaos.__version__
     assert len(data["scenarios"]) == len(suite()) and "builtin:naive" in json.dumps(data["agent"])
     assert main(["certify", "-k", "legit-*", "--agent", "builtin:naive", "--require", "major"]) == 0
 

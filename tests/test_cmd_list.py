@@ -7,13 +7,12 @@ import sys
 from typing import Any
 
 import pytest
-
-from fake_tools import catalogue
-from fake_tools.faults import KIND_HELP
-from harness import _cmd_list
-from harness.cli import main
-from harness.invariants import HELP as INVARIANT_HELP
-from harness.policies import HELP as POLICY_HELP
+from toolchaos.cli import _list as _cmd_list
+from toolchaos.cli import main
+from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools.faults import KIND_HELP
+from toolchaos.invariants import HELP as INVARIANT_HELP
+from toolchaos.policies import HELP as POLICY_HELP
 
 
 def listed(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, dict[str, str]]:
@@ -53,7 +52,7 @@ def test_builtin_scenarios_are_listed_with_category_and_severity(capsys: pytest.
 
 def test_scenarios_fall_back_to_the_files_without_the_runner(capsys: pytest.CaptureFixture[str],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "harness._certify", None)  # importing it now raises ImportError
+    monkeypatch.setitem(sys.modules, "toolchaos.certification._suite", None)  # importing it now raises ImportError
     files = _cmd_list.bundled_scenario_files()
     if not files:  # pragma: no cover
         pytest.skip("no bundled scenario files in this checkout")
@@ -68,7 +67,7 @@ def test_a_runner_that_breaks_does_not_break_list(capsys: pytest.CaptureFixture[
         def suite(self, name: str) -> Any:
             raise RuntimeError("boom")
 
-    monkeypatch.setitem(sys.modules, "harness._certify", Broken())
+    monkeypatch.setitem(sys.modules, "toolchaos.certification._suite", Broken())
     assert listed(capsys, "scenarios")["scenarios"]
 
 

@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 import yaml
-
-from fake_tools import catalogue
-from fake_tools.faults import KINDS
-from harness._cmd_new import TEMPLATES, _schema_url, scaffold
-from harness.cli import main
+from toolchaos.cli import main
+from toolchaos.cli._new import TEMPLATES, _schema_url, scaffold
+from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools.faults import KINDS
 
 try:  # the scenario loader: the real check; plain YAML where it is absent
-    _scenario: Any = importlib.import_module("harness._scenario")
+    _scenario: Any = importlib.import_module("toolchaos.scenario._loader")
 except ImportError:  # pragma: no cover
     _scenario = None
 
@@ -47,7 +46,7 @@ def test_every_fault_kind_has_a_template() -> None:
 @pytest.mark.parametrize("tool", ["fetch_invoice", "charge_payment"])
 def test_scaffolds_pass_against_the_reference_agent(tool: str) -> None:
     """A scaffold is a correct test: the guarded reference passes it, the naive loop fails the loop ones."""
-    run_scenario = pytest.importorskip("harness._certify").run_scenario
+    run_scenario = pytest.importorskip("toolchaos.certification._suite").run_scenario
     for fault in KINDS:
         scenario = load(scaffold(tool, fault), "s.chaos.yaml")
         guarded = run_scenario(scenario, "builtin:guarded")

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from harness.cli import main
+from toolchaos.cli import main
 
 ROOT = Path(__file__).parent.parent
 LOGS = Path(__file__).parent / "fixtures" / "logs"
@@ -43,9 +42,8 @@ def test_json_artifacts_and_bounds(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_replay_as_a_scenario_loads_and_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("harness._scenario", reason="YAML scenarios (harness._scenario) are not in this tree")
-    from harness._certify import run_scenario
-    from harness._scenario import load_file
+    from toolchaos.certification._suite import run_scenario
+    from toolchaos.scenario._loader import load_file
 
     for log in ("openai_chat.json", "anthropic.json"):
         assert main(["replay", str(LOGS / log), "--scenario"]) == 0

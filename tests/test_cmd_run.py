@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-
-from harness._engine import safe_name
-from harness.cli import main
+from toolchaos._engine import safe_name
+from toolchaos.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "scenarios" / "examples"
@@ -61,7 +60,7 @@ def test_user_errors_are_one_clear_message(tmp_path: Path, capsys: pytest.Captur
 
 def test_python_references_need_allow_imports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "custom.chaos.yaml"
-    f.write_text(FIRST.read_text() + "agent: harness._agents:naive\n")
+    f.write_text(FIRST.read_text() + "agent: toolchaos._agents:naive\n")
     assert main(["run", str(f)]) == 2
     assert "--allow-imports" in capsys.readouterr().err
     assert main(["run", str(f), "--allow-imports"]) == 1  # it ran, with the naive agent, and failed

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from harness.cli import main
+from toolchaos.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

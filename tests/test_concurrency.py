@@ -7,9 +7,8 @@ import sys
 import threading
 
 import pytest
-
-from fake_tools import EffectLedger, ToolSet, catalogue, fake_tool
-from harness import Ceiling, policies, run
+from toolchaos import Ceiling, policies, run
+from toolchaos.fake_tools import EffectLedger, ToolSet, catalogue, fake_tool
 
 WORKERS, CALLS = 8, 250
 

@@ -8,8 +8,8 @@ import textwrap
 
 SCRIPT = textwrap.dedent("""
     import sys
-    from fake_tools import catalogue, faults
-    from harness import run, policies
+    from toolchaos.fake_tools import catalogue, faults
+    from toolchaos import run, policies
     tools = [catalogue.get("search", faults=[{"probability": 0.4, "outcome": "timeout"}]),
              catalogue.get("charge_payment", faults=[{"call": 1, "outcome": {"timeout": {"applied": True}}}])]
     for agent in ("builtin:naive", "builtin:guarded"):
@@ -34,8 +34,8 @@ def test_two_processes_give_byte_identical_traces():
 
 
 def test_a_different_seed_gives_a_different_trace():
-    from fake_tools import catalogue
-    from harness import policies, run
+    from toolchaos import policies, run
+    from toolchaos.fake_tools import catalogue
 
     def once(seed):
         return run("builtin:naive", task="t", seed=seed, tools=[catalogue.get("search", faults=[

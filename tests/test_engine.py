@@ -7,10 +7,9 @@ import json
 import time
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import AgentResult, Ceiling, RunClosed, policies, run, tool_message
-from harness._engine import PolicyCrashed
+from toolchaos import AgentResult, Ceiling, RunClosed, policies, run, tool_message
+from toolchaos._engine import PolicyCrashed
+from toolchaos.fake_tools import catalogue, faults
 
 
 def search_tools():
@@ -159,7 +158,7 @@ def test_calls_after_the_run_are_refused_and_recorded():
 
 
 def test_unknown_agent_reference_is_a_clear_error():
-    from harness._agents import AgentRefError
+    from toolchaos._agents import AgentRefError
 
     with pytest.raises(AgentRefError, match=r"did you mean 'guarded'"):
         run("builtin:gaurded", task="t", tools=search_tools(), policy=policies.scripted([]))

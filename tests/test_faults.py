@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from fake_tools import (
+from toolchaos.fake_tools import (
     DefinitionError,
     OutcomeClass,
     ToolConnectionReset,

@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import strategies as st
-
-from fake_tools import catalogue
-from fake_tools import faults as F
-from harness import Budgets, GuardConfig, GuardedAgent, RunResult, invariants, policies
-from harness._fuzz import (
+from toolchaos import Budgets, GuardConfig, GuardedAgent, RunResult, invariants, policies
+from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools import faults as F
+from toolchaos.fuzzing._core import (
     FuzzFailed,
     FuzzSpec,
     FuzzSpecError,
@@ -30,7 +29,7 @@ from harness._fuzz import (
     must_hold,
     policy_data,
 )
-from harness.strategies import SpecPolicy, build_policy, plan
+from toolchaos.strategies import SpecPolicy, build_policy, plan
 
 PAY = {"customer_id": "c1", "amount": 10.0}
 TOOLS = [catalogue.get("charge_payment"), catalogue.get("fetch_invoice"), catalogue.get("get_job_status")]
@@ -80,7 +79,7 @@ def skips_idempotency_after_503(task: str, model: Any, tools: Any) -> Any:
 
 
 def test_the_planted_bug_is_silent_without_a_503() -> None:
-    from harness import run
+    from toolchaos import run
 
     tools = plan(TOOLS, {"charge_payment": [F.timeout(30, applied=True)]})
     result = run(skips_idempotency_after_503, task="t", tools=tools, policy=policies.stubborn("charge_payment", PAY))
@@ -141,13 +140,15 @@ def test_the_planted_bug_is_also_found_with_the_default_kinds_when_the_policy_va
 
 
 def _scenario_module() -> Any:
-    return pytest.importorskip("harness._scenario", reason="YAML scenarios (harness._scenario) are not in this tree")
+    from toolchaos.scenario import _loader
+
+    return _loader
 
 
 @pytest.mark.parametrize("agent", ["builtin:naive", skips_idempotency_after_503])
 def test_the_shrunk_yaml_loads_and_fails_the_same_way(agent: Any) -> None:
     scenario_mod = _scenario_module()
-    from harness._certify import run_scenario
+    from toolchaos.certification._suite import run_scenario
 
     kw: dict[str, Any] = {"policy": policies.stubborn("charge_payment", PAY), "task": "Charge customer c1 once."}
     if agent == "builtin:naive":
@@ -237,7 +238,7 @@ def test_a_found_failure_replays_first_from_the_example_database(tmp_path: Path)
     assert isinstance(first.seed, int)  # the seed hypothesis drew, for fuzz(..., seed=...)
     assert list((tmp_path / "db").iterdir())
     seen: list[bool] = []
-    from harness._fuzz import FuzzTarget, fuzz_target
+    from toolchaos.fuzzing._core import FuzzTarget, fuzz_target
 
     target = FuzzTarget("builtin:naive", TOOLS, kw["policy"])
     second = fuzz_target(target, ci=False, database=tmp_path / "db", examples=100,

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from fake_tools import faults as F
-from harness import Decision, invariants, run
-from harness._importers import (
+from toolchaos import Decision, invariants, run
+from toolchaos.fake_tools import faults as F
+from toolchaos.logs._importers import (
     FORMATS,
     LogFormatError,
     detect,
@@ -80,8 +79,8 @@ def test_otel_flat_spans_as_json_lines_without_chat_spans() -> None:
 
 
 def test_toolchaos_traces_keep_outcomes_and_sessions(tmp_path: Path) -> None:
-    from harness import policies
-    from harness.strategies import plan
+    from toolchaos import policies
+    from toolchaos.strategies import plan
 
     tools = plan(["charge_payment"], {"charge_payment": [F.timeout(30, applied=True)]})
     result = run("builtin:naive", task="t", tools=tools, policy=policies.stubborn("charge_payment", {"customer_id": "c",
@@ -191,7 +190,7 @@ def test_recorded_policy_from_an_imported_log_replays_against_the_fixed_agent() 
 
 
 def test_fault_of_reads_results_like_a_model_would() -> None:
-    from harness._importers import RecordedCall
+    from toolchaos.logs._importers import RecordedCall
 
     def f(result: Any, err: bool | None = None) -> Any:
         return fault_of(RecordedCall("c", "t", {}, result, err))

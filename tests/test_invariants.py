@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import AgentResult, InvariantViolation, policies, run, tool_message
-from harness import invariants as inv
+from toolchaos import AgentResult, InvariantViolation, policies, run, tool_message
+from toolchaos import invariants as inv
+from toolchaos.fake_tools import catalogue, faults
 
 
 def go(agent, tools, policy, **kw):
@@ -183,7 +182,7 @@ def test_completed_holds_for_legit_pagination():
 
 
 def test_completed_fires_on_a_false_positive():
-    r = paging(__import__("harness").GuardedAgent(eager=False, max_repeats=0, max_executions=5))
+    r = paging(__import__("toolchaos").GuardedAgent(eager=False, max_repeats=0, max_executions=5))
     got = r.violations(inv.completed({"list_records": 12}))
     assert [v.invariant for v in got] == ["completed", "completed.successes[list_records]"]
     assert "STOPPED_LOOP_GUARD" in got[0].actual

@@ -8,9 +8,11 @@ import threading
 import time
 
 import pytest
-
-from fake_tools import catalogue
-from harness import Ceiling, NetworkBlocked, RunClosed, _clock, _isolation, _watchdog, policies, run
+from toolchaos import Ceiling, NetworkBlocked, RunClosed, policies, run
+from toolchaos._internal import clock as _clock
+from toolchaos._internal import isolation as _isolation
+from toolchaos._internal import watchdog as _watchdog
+from toolchaos.fake_tools import catalogue
 
 LIMIT = 0.4  # the real-time limit of these runs, seconds
 SLACK = 8.0  # the machine is shared: generous bounds, still far below "hangs"
@@ -382,8 +384,8 @@ def test_network_blocked_is_a_harness_stop_an_agent_cannot_swallow_by_accident()
 PROFILED = """
 import cProfile, faulthandler
 faulthandler.dump_traceback_later(60, exit=True)
-from fake_tools import catalogue
-from harness import Ceiling, policies, run
+from toolchaos.fake_tools import catalogue
+from toolchaos import Ceiling, policies, run
 
 def spin(task, model, tools):
     while True:

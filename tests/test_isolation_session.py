@@ -15,7 +15,7 @@ pytest_plugins = ["pytester"]
 AGENTS = '''
 import os, signal, socket, threading
 import pytest
-from harness import Ceiling
+from toolchaos import Ceiling
 
 CEILING = Ceiling(real_seconds=0.5)
 TOOLS = lambda chaos: [chaos.tool("search")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from fake_tools import EffectLedger
+from toolchaos.fake_tools import EffectLedger
 
 
 def test_counts_applied_and_executions_separately():

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from harness._model import TokenMeter, estimate_tokens, interpret, read_feedback
+from toolchaos._internal.model import TokenMeter, estimate_tokens, interpret, read_feedback
 
 
 @pytest.mark.parametrize("content,kind,retryable", [

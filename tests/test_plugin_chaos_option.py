@@ -8,7 +8,7 @@ pytest_plugins = ["pytester"]
 
 TEST = """
 import pytest
-from harness import invariants as inv
+from toolchaos import invariants as inv
 
 @pytest.mark.chaos
 def test_marked(chaos):

@@ -1,4 +1,4 @@
-"""``@pytest.mark.chaos(...)``: its arguments are ``harness.Chaos``'s own."""
+"""``@pytest.mark.chaos(...)``: its arguments are ``toolchaos.Chaos``'s own."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_marker_is_registered(pytester: pytest.Pytester) -> None:
 def test_failure_message_shows_invariant_step_and_trace(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         import pytest
-        from harness import invariants as inv
+        from toolchaos import invariants as inv
 
         @pytest.mark.chaos(agent="builtin:naive")
         def test_loops(chaos):

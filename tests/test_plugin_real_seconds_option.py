@@ -1,7 +1,7 @@
 """``--chaos-real-seconds`` and the ``chaos_real_seconds`` ini option: the session's real-time limit.
 
 Precedence, most specific first: a scenario's or test's own ``real_seconds`` > the command
-line > the ini file > the built-in default (5 s; 60 s for ``harness.wire`` SDK agents).
+line > the ini file > the built-in default (5 s; 60 s for ``toolchaos.wire`` SDK agents).
 The agent here spins in pure Python and never calls the model or a tool, so only the
 watchdog can end it: each run lasts exactly its limit, which keeps the limits small.
 """
@@ -12,9 +12,13 @@ from typing import Any
 
 import pytest
 from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
-
-from fake_tools import catalogue
-from harness import Ceiling, _engine, policies, wire  # noqa: F401  (wire: imported before any inner session, see below)
+from toolchaos import (
+    Ceiling,
+    _engine,
+    policies,
+    wire,  # noqa: F401  (wire: imported before any inner session, see below)
+)
+from toolchaos.fake_tools import catalogue
 
 pytest_plugins = ["pytester"]
 
@@ -69,7 +73,7 @@ def test_a_scenarios_own_real_seconds_beats_the_option(spin: pytest.Pytester) ->
 def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
     spin.makepyfile(test_spin="""
         import pytest
-        from harness import Ceiling
+        from toolchaos import Ceiling
         from spin_mod import spin
 
         def go(chaos):
@@ -97,8 +101,8 @@ def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
 
 def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
     spin.makepyfile(test_sdk="""
-        from fake_tools import catalogue
-        from harness import policies, wire
+        from toolchaos.fake_tools import catalogue
+        from toolchaos import policies, wire
         from spin_mod import spin_sdk
 
         def test_sdk():
@@ -111,7 +115,7 @@ def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
 
 
 def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness._wire import _run
+    from toolchaos.wire import _run
 
     seen: list[Ceiling | None] = []
 
@@ -161,5 +165,5 @@ def test_help_says_what_it_does_and_the_default(pytester: pytest.Pytester) -> No
     res = pytester.runpytest("--help")
     text = " ".join(res.stdout.str().split())
     assert "--chaos-real-seconds=SECONDS real-time limit of each chaos run" in text
-    assert "else 5 seconds; 60 for harness.wire SDK agents" in text
+    assert "else 5 seconds; 60 for toolchaos.wire SDK agents" in text
     assert "chaos_real_seconds (string): real-time limit in seconds of each chaos run" in text

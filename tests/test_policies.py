@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import policies, run
-from harness.policies import PolicyError
+from toolchaos import policies, run
+from toolchaos.fake_tools import catalogue, faults
+from toolchaos.policies import PolicyError
 
 
 def calls(result):

@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 import yaml
-
-from harness import policies
-from harness._certify import run_scenario
-from harness._importers import FORMATS, conversation
-from harness._scenario import ScenarioError, load_file, load_text
-from harness.cli import main
-from harness.policies import PolicyError
+from toolchaos import policies
+from toolchaos.certification._suite import run_scenario
+from toolchaos.cli import main
+from toolchaos.logs._importers import FORMATS, conversation
+from toolchaos.policies import PolicyError
+from toolchaos.scenario._loader import ScenarioError, load_file, load_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -251,8 +250,8 @@ def test_the_schema_describes_the_new_form() -> None:
 
 
 def test_replay_as_a_scenario_keeps_the_chosen_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from fake_tools import catalogue
-    from harness import run
+    from toolchaos import run
+    from toolchaos.fake_tools import catalogue
 
     def recording(name: str, invoice: str, times: int) -> Any:
         steps = [{"call": "fetch_invoice", "args": {"invoice_id": invoice}}] * times
@@ -272,8 +271,8 @@ def test_replay_as_a_scenario_keeps_the_chosen_session(tmp_path: Path, capsys: p
 
 def test_replay_as_a_scenario_saved_elsewhere_still_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from fake_tools import catalogue
-    from harness import run
+    from toolchaos import run
+    from toolchaos.fake_tools import catalogue
 
     incident = run("builtin:naive", task="t", tools=[catalogue.get("fetch_invoice")],
                    policy=policies.scripted([{"call": "fetch_invoice", "args": {"invoice_id": "inv_1"}}] * 3),
@@ -288,7 +287,7 @@ def test_replay_as_a_scenario_saved_elsewhere_still_loads(tmp_path: Path, capsys
 
 
 def test_a_fuzz_case_written_as_yaml_keeps_the_format_and_session(tmp_path: Path, log: Path) -> None:
-    from harness._fuzz import policy_data
+    from toolchaos.fuzzing._core import policy_data
 
     data = policy_data(policies.recorded(log, format="openai-chat", session="conv_refund"))
     assert data == {"recorded": {"path": str(log), "format": "openai-chat", "session": "conv_refund"}}

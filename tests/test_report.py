@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 import test_report_support as sup
-
-from fake_tools import catalogue
-from harness import policies
-from harness._report import (
+from toolchaos import policies
+from toolchaos.fake_tools import catalogue
+from toolchaos.reports._core import (
     LEVEL_ORDER,
     SCHEMA,
     SCHEMA_VERSION,
@@ -396,7 +395,7 @@ def test_html_escapes_everything_from_the_run(tmp_path: Path) -> None:
 
 
 def test_the_certification_suite_reports_twice_the_same(tmp_path: Path) -> None:
-    certify = pytest.importorskip("harness._certify")
+    certify = pytest.importorskip("toolchaos.certification._suite")
     scenarios = certify.suite()[:6]
     if not scenarios:  # pragma: no cover
         pytest.skip("no bundled scenarios in this checkout")

@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 import test_report_support as sup
-
-from harness._report import write_reports
+from toolchaos.reports._core import write_reports
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = next((path for name in CANDIDATES if (path := shutil.which(name))), None)

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 import test_report_support as sup
-
-from harness._report import add_report_arguments, exit_code, finish_command, read_report
+from toolchaos.reports._core import add_report_arguments, exit_code, finish_command, read_report
 
 
 def parse(*argv: str) -> argparse.Namespace:

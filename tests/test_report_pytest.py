@@ -1,4 +1,4 @@
-"""``pytest --chaos-report=DIR --chaos-require=LEVEL`` (harness._report_pytest).
+"""``pytest --chaos-report=DIR --chaos-require=LEVEL`` (toolchaos.pytest_plugin._report).
 
 The scenario items call ``record_verdict(item, verdict)``; here plain test functions play
 that part, so these tests do not depend on the YAML scenario loader.
@@ -13,16 +13,16 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-# Registered by harness.plugin once it lists the module; harmless twice. Hypothesis's pytest plugin costs
+# Registered by toolchaos.pytest_plugin once it lists the module; harmless twice. Hypothesis's pytest plugin costs
 # seconds per in-process session and these tests do not use it.
-PLUGIN = ("-p", "harness._report_pytest", "-p", "no:hypothesispytest", "-p", "no:benchmark")
+PLUGIN = ("-p", "toolchaos.pytest_plugin._report", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 
 SCENARIOS = '''
 import pytest
-from fake_tools import catalogue, faults
-from harness import invariants as inv, policies, run
-from harness._report_pytest import record_verdict
-from harness._verdict import ScenarioVerdict
+from toolchaos.fake_tools import catalogue, faults
+from toolchaos import invariants as inv, policies, run
+from toolchaos.pytest_plugin._report import record_verdict
+from toolchaos.certification._verdict import ScenarioVerdict
 
 
 def scenario(request, sid, severity, agent):

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fake_tools import catalogue, faults
-from harness import invariants as inv
-from harness import policies, run
-from harness._verdict import ScenarioVerdict
+from toolchaos import invariants as inv
+from toolchaos import policies, run
+from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.fake_tools import catalogue, faults
 
 
 def verdict(sid: str, title: str, category: str, severity: str, agent: str, tools: Sequence[Any], policy: Any,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from harness._certify import run_scenario, suite
+from toolchaos.certification._suite import run_scenario, suite
 
 EXAMPLES = suite("examples")
 

@@ -14,9 +14,8 @@ import freezegun.api as fz
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-
-from harness._certify import run_scenario
-from harness._scenario import ScenarioError, load_text
+from toolchaos.certification._suite import run_scenario
+from toolchaos.scenario._loader import ScenarioError, load_text
 
 VALID: dict[str, Any] = {
     "id": "fuzz",
@@ -50,7 +49,7 @@ scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=30),
     st.sampled_from(["ok", "timeout", "stubborn", "bounded", "fetch_invoice", "STOPPED_LOOP_GUARD", "*", "&a", "!!x",
-                     "module:attr", "builtin:naive", "harness._agents:naive", ""]),
+                     "module:attr", "builtin:naive", "toolchaos._agents:naive", ""]),
 )
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                        st.dictionaries(st.text(max_size=8), inner, max_size=4)),

@@ -6,9 +6,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from harness._certify import run_scenario
-from harness._scenario import Scenario, ScenarioError, load_file, load_text
+from toolchaos.certification._suite import run_scenario
+from toolchaos.scenario._loader import Scenario, ScenarioError, load_file, load_text
 
 BASE = """\
 id: t1
@@ -315,20 +314,21 @@ def test_invariants_on_tools_the_scenario_does_not_define() -> None:
 
 
 def test_python_references_need_chaos_allow_imports() -> None:
-    text = BASE + "agent: harness._agents:naive\n"
+    text = BASE + "agent: toolchaos._agents:naive\n"
     err = error(text)
     assert "names Python code" in err.message and "chaos_allow_imports" in err.message and err.line == 11
     [sc] = load(text, allow_imports=True)
-    assert sc.agent == "harness._agents:naive"
-    assert "has no attribute" in error(BASE + "agent: harness._agents:nope\n", allow_imports=True).message
+    assert sc.agent == "toolchaos._agents:naive"
+    assert "has no attribute" in error(BASE + "agent: toolchaos._agents:nope\n", allow_imports=True).message
     assert "cannot import" in error(BASE + "agent: no_such_pkg.mod:x\n", allow_imports=True).message
     assert "no built-in agent 'gaurded'" in error(BASE + "agent: builtin:gaurded\n").message
 
 
 def test_custom_policy_and_invariant_by_reference() -> None:
     text = with_("  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}",
-                 "  harness._policies:stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}")
-    text = with_("  - bounded: {executions: 3}", "  - bounded: {executions: 3}\n  - harness._invariants:idempotent",
+                 "  toolchaos.policies._builtin:stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}")
+    text = with_("  - bounded: {executions: 3}",
+                 "  - bounded: {executions: 3}\n  - toolchaos.invariants._builtin:idempotent",
                  text)
     assert "chaos_allow_imports" in error(text).message
     [sc] = load(text, allow_imports=True)
@@ -429,14 +429,15 @@ def test_the_public_api_loads_scenario_support_lazily() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, harness; assert 'pydantic' not in sys.modules and 'yaml' not in sys.modules; "
-            "assert harness.load_scenarios and harness.certify and harness.run_scenario and harness.ScenarioError; "
+    code = ("import sys, toolchaos; assert 'pydantic' not in sys.modules and 'yaml' not in sys.modules; "
+            "assert toolchaos.load_scenarios and toolchaos.certify and toolchaos.run_scenario "
+            "and toolchaos.ScenarioError; "
             "assert 'pydantic' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
-    import harness
+    import toolchaos
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        harness.nope  # noqa: B018
+        toolchaos.nope  # noqa: B018
 
 
 def test_a_fuzz_block_is_validated_by_the_fuzzer_and_located() -> None:

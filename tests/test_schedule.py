@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from fake_tools import DefinitionError, ToolSet, catalogue
+from toolchaos.fake_tools import DefinitionError, ToolSet, catalogue
 
 
 def codes(faults, n=6, default=None, args=None, seed=0):

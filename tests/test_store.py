@@ -9,9 +9,8 @@ import textwrap
 import threading
 
 import pytest
-
-from fake_tools import EffectLedger, catalogue, faults
-from harness import SqliteLedger, SqliteStore, invariants, policies, run
+from toolchaos import SqliteLedger, SqliteStore, invariants, policies, run
+from toolchaos.fake_tools import EffectLedger, catalogue, faults
 
 
 def pay_policy(*keys):
@@ -95,8 +94,8 @@ def test_run_accepts_an_existing_ledger_and_keeps_counting():
 
 RESTART = textwrap.dedent("""
     import json, os, sys
-    from fake_tools import fake_tool
-    from harness import SqliteStore, policies, run
+    from toolchaos.fake_tools import fake_tool
+    from toolchaos import SqliteStore, policies, run
 
     path, phase = sys.argv[1], sys.argv[2]
 

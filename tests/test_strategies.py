@@ -1,16 +1,15 @@
-"""harness.strategies: outcomes, fault schedules and policies as hypothesis strategies."""
+"""toolchaos.strategies: outcomes, fault schedules and policies as hypothesis strategies."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
-
-from fake_tools import DefinitionError, catalogue, fake_tool
-from fake_tools import faults as F
-from fake_tools._faults import CallInfo
-from harness import invariants, run
-from harness.strategies import (
+from toolchaos import invariants, run
+from toolchaos.fake_tools import DefinitionError, catalogue, fake_tool
+from toolchaos.fake_tools import faults as F
+from toolchaos.fake_tools._faults import CallInfo
+from toolchaos.strategies import (
     ALL_KINDS,
     DEFAULT_KINDS,
     FaultPlan,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from fake_tools import DefinitionError, ToolSet, UnknownTool, catalogue, fake_tool, fingerprint, normalise
+from toolchaos.fake_tools import DefinitionError, ToolSet, UnknownTool, catalogue, fake_tool, fingerprint, normalise
 
 
 def test_missing_argument_is_a_precondition_naming_the_field():

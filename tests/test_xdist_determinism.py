@@ -20,7 +20,7 @@ pytest_plugins = ["pytester"]
 SUITE = '''
 import asyncio
 import pytest
-from harness import tool_message
+from toolchaos import tool_message
 
 FLAKY = [{"probability": 0.35, "outcome": "timeout"}, {"probability": 0.2, "outcome": {"transient": {"code": 503}}}]
 

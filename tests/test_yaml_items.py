@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from harness._certify import suite
+from toolchaos.certification._suite import suite
 
 SCENARIO = """\
 id: timeout-loop
@@ -114,10 +113,10 @@ def test_the_file_pattern_is_an_ini_option(pytester: pytest.Pytester, loop: Path
 
 
 def test_python_references_need_the_ini_option(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".chaos.yaml", loop=SCENARIO + "agent: harness._agents:naive\n")
+    pytester.makefile(".chaos.yaml", loop=SCENARIO + "agent: toolchaos._agents:naive\n")
     res = pytester.runpytest("--chaos")
     assert res.ret == pytest.ExitCode.INTERRUPTED
-    res.stdout.fnmatch_lines(["loop.chaos.yaml:15:8: agent 'harness._agents:naive' names Python code;*"
+    res.stdout.fnmatch_lines(["loop.chaos.yaml:15:8: agent 'toolchaos._agents:naive' names Python code;*"
                               "chaos_allow_imports = true*"])
     pytester.makeini("[pytest]\nchaos_allow_imports = true\n")
     pytester.runpytest("--chaos").assert_outcomes(failed=1)  # it ran the naive agent

@@ -49,8 +49,8 @@ def agent(task: str) -> str | None:
 
 
 if __name__ == "__main__":
-    from fake_tools import catalogue, faults
-    from harness import policies, wire
+    from toolchaos import policies, wire
+    from toolchaos.fake_tools import catalogue, faults
 
     result = wire.run(agent, task="Get the total of invoice inv_1",
                       tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30), delivery="raise")],

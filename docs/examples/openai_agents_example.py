@@ -29,8 +29,8 @@ def agent(task: str) -> str:
 
 
 if __name__ == "__main__":
-    from fake_tools import catalogue, faults
-    from harness import policies, wire
+    from toolchaos import policies, wire
+    from toolchaos.fake_tools import catalogue, faults
 
     result = wire.run(agent, task="What is the total of invoice inv_1?",
                       tools=[catalogue.get("fetch_invoice", faults=faults.transient(503))],

@@ -39,8 +39,8 @@ def agent(task: str, env: Any) -> str | None:
 
 
 if __name__ == "__main__":
-    from fake_tools import catalogue, faults
-    from harness import invariants, policies, wire
+    from toolchaos import invariants, policies, wire
+    from toolchaos.fake_tools import catalogue, faults
 
     result = wire.run(agent, task="Get the total of invoice inv_1",
                       tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],

@@ -6,8 +6,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from .guarded import GuardConfig, GuardedAgent, guarded
-from .naive import naive
+from toolchaos._agents.guarded import GuardConfig, GuardedAgent, guarded
+from toolchaos._agents.naive import naive
 
 BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded}
 
@@ -25,7 +25,7 @@ def resolve_agent(ref: Any) -> Callable[..., Any]:
     module, _, attr = ref.partition(":")
     if module == "builtin":
         if attr not in BUILTIN:
-            from fake_tools._faults import did_you_mean
+            from toolchaos.fake_tools._faults import did_you_mean
 
             raise AgentRefError(f"no built-in agent {attr!r}{did_you_mean(attr, BUILTIN)}; "
                                 f"built-in: {', '.join('builtin:' + n for n in BUILTIN)}")

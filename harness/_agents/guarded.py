@@ -44,11 +44,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fake_tools import ToolError
-from fake_tools._fingerprint import canonical, digest
-
-from .._engine import AgentResult
-from .._model import TokenMeter, is_empty, tool_message
+from toolchaos._engine import AgentResult
+from toolchaos._internal.model import TokenMeter, is_empty, tool_message
+from toolchaos.fake_tools import ToolError
+from toolchaos.fake_tools._fingerprint import canonical, digest
 
 _FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
                     "known overview me to".split())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._model import tool_message
+from toolchaos._internal.model import tool_message
 
 MAX_STEPS = 40
 

@@ -1,6 +1,6 @@
 """LangGraph: the prebuilt ReAct agent with ``ChatOpenAI``, default settings.
 
-    from harness.adapters import langgraph as lg
+    from toolchaos.adapters import langgraph as lg
 
     wire.run(lg.agent(), task=..., tools=[...], policy=...)
 
@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ._common import ending, require, tool_result_text
+from toolchaos.adapters._common import ending, require, tool_result_text
 
 require("langgraph")
 

@@ -1,7 +1,7 @@
 """OpenAI Agents SDK (``openai-agents``): ``Runner`` with its default settings.
 
-    from harness import wire
-    from harness.adapters import openai_agents
+    from toolchaos import wire
+    from toolchaos.adapters import openai_agents
 
     result = wire.run(openai_agents.agent(), task=..., tools=[...], policy=...)
 
@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ._common import ending, require, tool_result_text
+from toolchaos.adapters._common import ending, require, tool_result_text
 
 require("openai-agents")
 

@@ -1,6 +1,6 @@
 """pydantic-ai: ``Agent`` with its default settings, two ways.
 
-    from harness.adapters import pydantic_ai as pai
+    from toolchaos.adapters import pydantic_ai as pai
 
     wire.run(pai.agent(), ...)               # OpenAIChatModel pointed at the wire (HTTP)
     wire.run(pai.agent(function_model=True), ...)   # FunctionModel: the policy in-process
@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ._common import ending, require, tool_result_text
+from toolchaos.adapters._common import ending, require, tool_result_text
 
 require("pydantic-ai")
 

@@ -5,25 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import Ceiling, invariants, policies, wire
+from toolchaos import Ceiling, invariants, policies, wire
+from toolchaos.fake_tools import catalogue, faults
 
 
 def _adapter(name: str) -> Any:
     if name == "openai-agents":
         pytest.importorskip("agents", reason="needs the openai-agents extra: pip install 'toolchaos[openai-agents]'")
-        from harness.adapters import openai_agents
+        from toolchaos.adapters import openai_agents
 
         return openai_agents.agent()
     if name.startswith("pydantic-ai"):
         pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra: pip install 'toolchaos[pydantic-ai]'")
-        from harness.adapters import pydantic_ai
+        from toolchaos.adapters import pydantic_ai
 
         return pydantic_ai.agent(function_model=name.endswith("function"))
     pytest.importorskip("langgraph", reason="needs the langgraph extra: pip install 'toolchaos[langgraph]'")
     pytest.importorskip("langchain_openai", reason="needs the langgraph extra: pip install 'toolchaos[langgraph]'")
-    from harness.adapters import langgraph
+    from toolchaos.adapters import langgraph
 
     return langgraph.agent()
 

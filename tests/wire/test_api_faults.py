@@ -11,9 +11,8 @@ openai = pytest.importorskip("openai", reason="needs the openai extra: pip insta
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic extra: pip install toolchaos[anthropic]")
 
 from freezegun.api import real_perf_counter  # noqa: E402
-
-from harness import policies, wire  # noqa: E402
-from harness._wire import ApiFaultError, as_api_fault  # noqa: E402
+from toolchaos import policies, wire  # noqa: E402
+from toolchaos.wire import ApiFaultError, as_api_fault  # noqa: E402
 
 MSGS = [{"role": "user", "content": "hi"}]
 FINAL = policies.scripted([{"final": "fine"}])

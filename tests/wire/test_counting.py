@@ -11,8 +11,8 @@ openai = pytest.importorskip("openai", reason="needs the openai extra: pip insta
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic extra: pip install toolchaos[anthropic]")
 httpx2 = pytest.importorskip("httpx2")
 
-from fake_tools import catalogue, faults  # noqa: E402
-from harness import policies, wire  # noqa: E402
+from toolchaos import policies, wire  # noqa: E402
+from toolchaos.fake_tools import catalogue, faults  # noqa: E402
 
 
 def _stubborn_timeout() -> tuple[Any, Any]:
@@ -83,7 +83,7 @@ def test_anthropic_tool_runner_counts_match() -> None:
 
 
 def test_unbounded_tool_runner_hits_the_hard_ceiling() -> None:
-    from harness import Ceiling
+    from toolchaos import Ceiling
 
     def agent(task: str, env: Any) -> None:
         from anthropic import beta_tool

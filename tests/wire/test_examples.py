@@ -9,9 +9,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
-from fake_tools import catalogue, faults
-from harness import Ceiling, policies, wire
+from toolchaos import Ceiling, policies, wire
+from toolchaos.fake_tools import catalogue, faults
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 BILLING = "GET https://billing.example.com/invoices/{invoice_id}"

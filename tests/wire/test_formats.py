@@ -5,10 +5,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from harness._model import read_feedback
-from harness._watchdog import WatchdogExpired
-from harness._wire import _formats as fmt
-from harness._wire._run import harness_stop_in, wants_env
+from toolchaos._internal.model import read_feedback
+from toolchaos._internal.watchdog import WatchdogExpired
+from toolchaos.wire import _formats as fmt
+from toolchaos.wire._run import harness_stop_in, wants_env
 
 
 def test_chat_messages() -> None:

@@ -9,10 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
-
-from harness import wire
-from harness._wire import DualHTTPCoreMocker
-from harness._wire._mocker import installed
+from toolchaos import wire
+from toolchaos.wire import DualHTTPCoreMocker
+from toolchaos.wire._mocker import installed
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (it comes with openai>=3 / anthropic>=2)")
 
@@ -75,7 +74,7 @@ def test_unmatched_outside_a_run_is_respx_s_own_error() -> None:
 
 
 def test_users_routes_work_inside_a_wire_run() -> None:
-    from harness import policies
+    from toolchaos import policies
 
     with respx.mock(assert_all_called=False) as outer:
         outer.get("https://outer.test/").mock(return_value=httpx.Response(200, text="outer"))
@@ -99,7 +98,7 @@ socket.getaddrinfo = refuse
 import openai, httpx, httpx2, respx
 oa = openai.OpenAI(api_key="k", max_retries=0)
 raw = httpx2.Client()
-import harness.wire  # after the SDK was imported and its clients built
+import toolchaos.wire  # after the SDK was imported and its clients built
 chat = {"id": "c", "object": "chat.completion", "created": 1, "model": "m",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "A"}}]}
 with respx.mock as m:

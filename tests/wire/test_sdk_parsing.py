@@ -16,8 +16,8 @@ import pytest
 openai = pytest.importorskip("openai", reason="needs the openai extra: pip install toolchaos[openai]")
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic extra: pip install toolchaos[anthropic]")
 
-from fake_tools import catalogue  # noqa: E402
-from harness import policies, wire  # noqa: E402
+from toolchaos import policies, wire  # noqa: E402
+from toolchaos.fake_tools import catalogue  # noqa: E402
 
 from . import sdk_loops  # noqa: E402
 
@@ -118,7 +118,7 @@ def test_the_policy_sees_what_the_agent_fed_back(clients: dict[str, Any]) -> Non
 
     def policy(view: Any) -> Any:
         views.append(view.feedback)
-        from harness import Decision
+        from toolchaos import Decision
 
         return Decision.call("fetch_invoice", {"invoice_id": "inv_1"}) if view.step == 1 else Decision.final("ok")
 
@@ -132,7 +132,7 @@ def test_the_policy_sees_what_the_agent_fed_back(clients: dict[str, Any]) -> Non
                  {"role": "tool", "tool_call_id": call.id, "content": "An error occurred. Please try again."}]
         return client.chat.completions.create(model="m", messages=msgs).choices[0].message.content
 
-    from fake_tools import faults
+    from toolchaos.fake_tools import faults
 
     result = wire.run(agent, task="Total?", tools=[catalogue.get("fetch_invoice", faults=faults.timeout())], policy=policy)
     assert result.answer == "ok"

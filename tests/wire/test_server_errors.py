@@ -11,8 +11,7 @@ openai = pytest.importorskip("openai", reason="needs the openai extra: pip insta
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic extra: pip install toolchaos[anthropic]")
 
 import httpx  # noqa: E402
-
-from harness import policies, wire  # noqa: E402
+from toolchaos import policies, wire  # noqa: E402
 
 OPENAI = "https://api.openai.com/v1"
 ANTHROPIC = "https://api.anthropic.com/v1"

@@ -9,10 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-
-from fake_tools import catalogue
-from harness import policies, wire
-from harness._wire import PatchError
+from toolchaos import policies, wire
+from toolchaos.fake_tools import catalogue
+from toolchaos.wire import PatchError
 
 from . import billing_app
 

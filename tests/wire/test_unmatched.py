@@ -9,7 +9,7 @@ import pytest
 openai = pytest.importorskip("openai", reason="needs the openai extra: pip install toolchaos[openai]")
 anthropic = pytest.importorskip("anthropic", reason="needs the anthropic extra: pip install toolchaos[anthropic]")
 
-from harness import policies, wire  # noqa: E402
+from toolchaos import policies, wire  # noqa: E402
 
 FINAL = policies.scripted([{"final": "fine"}])
 

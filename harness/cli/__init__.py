@@ -1,0 +1,134 @@
+"""The ``toolchaos`` command line.
+
+Each sub-command lives in its own module ``toolchaos._cmd_<name>`` exposing
+``HELP`` (one line), ``EXAMPLES`` (text), ``add_arguments(parser)`` and
+``run(args) -> int``. Errors are one clear line on stderr and a non-zero exit,
+never a traceback: ``CommandError`` and the harness's own input errors (bad agent
+reference, tool definition, policy, report level) exit 2; an unexpected exception is
+one "internal error" line and exit 3 (``TOOLCHAOS_DEBUG=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any, NoReturn
+
+# name -> module; a command whose module is absent is simply not offered.
+COMMANDS = {
+    "certify": "toolchaos.cli._certify",
+    "run": "toolchaos.cli._run",
+    "replay": "toolchaos.cli._replay",
+    "analyze": "toolchaos.cli._analyze",
+    "schema": "toolchaos.cli._schema",
+    "new": "toolchaos.cli._new",
+    "list": "toolchaos.cli._list",
+}
+
+
+class CommandError(Exception):
+    """A user error: printed as one line, exit code ``code``."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _modules() -> dict[str, Any]:
+    found = {}
+    for name, path in COMMANDS.items():
+        try:
+            found[name] = importlib.import_module(path)
+        except ModuleNotFoundError as exc:
+            if exc.name != path:
+                raise
+    return found
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and a pointer to --help), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+EPILOG = """\
+examples:
+  toolchaos certify --agent mypkg.agent:run --report out/ --require critical
+  toolchaos run scenarios/ --agent builtin:guarded
+  toolchaos new charge_payment timeout -o payment-timeout.chaos.yaml
+  toolchaos list faults
+  pytest --chaos --chaos-report=out/ --chaos-require=major
+
+Run `toolchaos COMMAND --help` for a command's options and examples."""
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
+    from toolchaos import __version__
+
+    parser = _Parser(prog="toolchaos", description="Chaos tests for the tool loops of AI agents.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"toolchaos {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules = _modules()
+    for name, mod in modules.items():
+        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP, epilog=f"examples:\n{mod.EXAMPLES}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(p)
+    return parser, modules
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean "your input is wrong": shown as one line, exit 2."""
+    from toolchaos._agents import AgentRefError
+    from toolchaos.fake_tools import DefinitionError
+    from toolchaos.policies._builtin import PolicyError
+
+    found: list[type[BaseException]] = [DefinitionError, AgentRefError, PolicyError]
+    try:
+        from toolchaos.reports._core import ReportError
+
+        found.append(ReportError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(found)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, modules = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    name = f"toolchaos {args.command}"
+    try:
+        return int(modules[args.command].run(args))
+    except CommandError as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `toolchaos list | head`: the reader left; not an error worth a word
+        sys.stderr.close()
+        return 0
+    except _user_errors() as exc:
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"{name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if os.environ.get("TOOLCHAOS_DEBUG"):
+            raise
+        print(f"{name}: internal error: {type(exc).__name__}: {_one_line(exc)} "
+              f"(set TOOLCHAOS_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 3
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 400 else text[:399] + "…"

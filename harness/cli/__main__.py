@@ -1,0 +1,7 @@
+"""``python -m toolchaos.cli``: the ``toolchaos`` command."""
+
+import sys
+
+from toolchaos.cli import main
+
+sys.exit(main())

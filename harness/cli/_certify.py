@@ -1,0 +1,90 @@
+"""``toolchaos certify``: the bundled certification suite against an agent, without a test.
+
+``--matrix`` runs the suite against the reference agent and its ablations instead and
+prints the matrix that proves the suite (docs/certification-matrix.md is its output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from toolchaos.cli import CommandError
+from toolchaos.cli._run import (
+    add_real_seconds_argument,
+    load,
+    real_seconds_limit,
+    resolve_agent_ref,
+    run_each,
+    select,
+)
+
+HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
+EXAMPLES = """\
+  toolchaos certify                                  # the reference agent, builtin:guarded
+  toolchaos certify --agent myapp.agent:run          # your agent
+  toolchaos certify --agent builtin:naive -k 'loop-*'
+  toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
+  toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine
+  toolchaos certify --matrix                         # scenario x agent variant: does the suite prove itself?
+  toolchaos certify --matrix --output docs/certification-matrix.md"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agent", metavar="REF", default="builtin:guarded",
+                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default builtin:guarded)")
+    parser.add_argument("--suite", metavar="DIR", help="a directory of scenarios instead of the bundled suite")
+    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
+    parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
+    parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
+    parser.add_argument("--matrix", action="store_true",
+                        help="run every agent variant (reference, naive, each ablation, eager) and print the matrix")
+    parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
+    add_real_seconds_argument(parser, scenarios=True)
+    from toolchaos.reports._core import add_report_arguments
+
+    add_report_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    # --matrix too: it runs the suite against every agent variant, each under the same limit.
+    with real_seconds_limit(args.real_seconds):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from toolchaos.certification import _suite as _certify
+
+    scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _certify.suite()
+    scenarios = select(scenarios, args.keyword)
+    if args.matrix:
+        return _matrix(_certify.ablation_matrix(scenarios), args.output)
+    if args.output:
+        raise CommandError("--output goes with --matrix")
+    agent = resolve_agent_ref(args.agent)
+    started = datetime.now(timezone.utc)
+    verdicts = run_each(scenarios, agent, args)
+    passed = sum(v.passed for v in verdicts)
+    print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed", file=sys.stderr)
+    from toolchaos import __version__
+    from toolchaos.reports._core import finish_command
+
+    suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": __version__}
+    return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, **suite_meta})
+
+
+def _matrix(matrix: object, output: str | None) -> int:
+    from toolchaos.certification._suite import Matrix
+
+    assert isinstance(matrix, Matrix)
+    print(matrix.text())
+    if output:
+        try:
+            Path(output).write_text(matrix.markdown(), encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from None
+        print(f"wrote {output}", file=sys.stderr)
+    return 1 if matrix.problems() else 0

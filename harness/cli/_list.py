@@ -1,0 +1,174 @@
+"""``toolchaos list``: what a scenario can name, each with a one-line description."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from toolchaos.cli import CommandError
+
+HELP = "list faults, policies, invariants, catalogue tools, agents, levels and built-in scenarios"
+EXAMPLES = """\
+  toolchaos list                      # everything
+  toolchaos list faults policies      # some sections
+  toolchaos list tools --json         # machine-readable
+  toolchaos list scenarios            # the bundled certification suite and examples"""
+
+Row = tuple[str, str]
+
+
+def _faults() -> list[Row]:
+    from toolchaos.fake_tools.faults import KIND_HELP
+
+    return list(KIND_HELP.items())
+
+
+def _policies() -> list[Row]:
+    from toolchaos.policies import HELP as POLICY_HELP
+
+    return [(k, _first_line(v)) for k, v in POLICY_HELP.items()]
+
+
+def _invariants() -> list[Row]:
+    from toolchaos.invariants import HELP as INVARIANT_HELP
+
+    return [(k, _first_line(v)) for k, v in INVARIANT_HELP.items()]
+
+
+def _tools() -> list[Row]:
+    from toolchaos.fake_tools import catalogue
+
+    rows = []
+    for name, desc in catalogue.describe().items():
+        tool = catalogue.get(name)
+        if tool.side_effect:
+            key = f", idempotency key: {tool.idempotency_key}" if tool.idempotency_key else ""
+            desc = f"{desc} (side effect{key})"
+        rows.append((name, desc))
+    return rows
+
+
+def _agents() -> list[Row]:
+    from toolchaos._agents import BUILTIN
+
+    rows = []
+    for name, fn in BUILTIN.items():
+        module = sys.modules.get(getattr(fn, "__module__", ""), None)
+        rows.append((f"builtin:{name}", _first_line(getattr(module, "__doc__", None) or fn.__doc__)))
+    rows.append(("package.module:attr", "your agent: a callable agent(task, model, tools)"))
+    return rows
+
+
+def _levels() -> list[Row]:
+    from toolchaos.reports._core import LEVELS
+
+    return list(LEVELS.items())
+
+
+def _first_line(text: Any) -> str:
+    """The first line of a docstring, without reStructuredText literal quotes."""
+    lines = str(text or "").strip().splitlines()
+    return lines[0].strip().replace("``", "") if lines else ""
+
+
+def _attrs(obj: Any) -> dict[str, Any]:
+    return {k: getattr(obj, k, None) for k in ("id", "title", "description", "category", "severity")} | {
+        "id": getattr(obj, "name", None) or getattr(obj, "id", None)}
+
+
+def _scenario_rows(docs: Iterable[tuple[str, Any]]) -> list[Row]:
+    rows: list[Row] = []
+    for where, doc in docs:
+        for d in doc if isinstance(doc, list) else [doc]:
+            if not isinstance(d, Mapping):
+                continue
+            sid = str(d.get("id") or where)
+            tags = ", ".join(str(d[k]) for k in ("suite", "category", "severity") if d.get(k))
+            title = _first_line(d.get("title") or d.get("description"))
+            rows.append((sid, f"[{tags}] {title}".strip() if tags else title))
+    return rows
+
+
+def bundled_scenario_files() -> list[tuple[str, Path]]:
+    """(relative name, path) of every scenario file shipped in the package ``toolchaos_scenarios``."""
+    try:
+        pkg = importlib.import_module("toolchaos_scenarios")
+    except ImportError:
+        return []
+    roots = [Path(p) for p in getattr(pkg, "__path__", [])]
+    out = []
+    for root in roots:
+        for path in sorted(root.rglob("*.chaos.y*ml")):
+            out.append((path.relative_to(root).as_posix(), path))
+    return out
+
+
+def _scenarios() -> list[Row]:
+    """The bundled suites, as the certification runner loads them; the files themselves when it cannot."""
+    try:
+        certify: Any = importlib.import_module("toolchaos.certification._suite")
+        rows: list[Row] = []
+        for name in ("certification", "examples"):
+            try:
+                found = certify.suite(name)
+            except FileNotFoundError:  # a suite folder that is not there
+                continue
+            rows += _scenario_rows((name, _attrs(s) | {"suite": name}) for s in found)
+        return rows
+    except Exception:  # no runner, or one that cannot load a file: fall back to reading the files
+        pass
+    import yaml
+
+    docs: list[tuple[str, Any]] = []
+    for rel, path in bundled_scenario_files():
+        try:
+            docs.append((rel, yaml.safe_load(path.read_text(encoding="utf-8"))))
+        except (OSError, yaml.YAMLError) as exc:
+            docs.append((rel, {"id": rel, "title": f"(unreadable: {_first_line(exc)})"}))
+    return _scenario_rows(docs)
+
+
+SECTIONS: dict[str, tuple[str, Callable[[], list[Row]]]] = {
+    "faults": ("fault kinds a fake tool can answer with", _faults),
+    "policies": ("model doubles (how the model behaves)", _policies),
+    "invariants": ("what must hold after a run", _invariants),
+    "tools": ("ready-made fake tools (the catalogue)", _tools),
+    "agents": ("agents to test", _agents),
+    "levels": ("certification levels (--require / --chaos-require)", _levels),
+    "scenarios": ("built-in scenarios", _scenarios),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sections", nargs="*", metavar="SECTION",
+                        help=f"what to list: {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object {section: {name: description}}")
+
+
+def run(args: argparse.Namespace) -> int:
+    wanted = list(dict.fromkeys(args.sections)) or list(SECTIONS)
+    for name in wanted:
+        if name not in SECTIONS:
+            from toolchaos.fake_tools._faults import did_you_mean
+
+            raise CommandError(f"unknown section {name!r}{did_you_mean(name, SECTIONS)} "
+                               f"(sections: {', '.join(SECTIONS)})")
+    data = {name: SECTIONS[name][1]() for name in wanted}
+    if args.json:
+        print(json.dumps({k: dict(v) for k, v in data.items()}, indent=2, ensure_ascii=False))
+        return 0
+    blocks = []
+    for name, rows in data.items():
+        lines = [f"{name}: {SECTIONS[name][0]}"]
+        if not rows:
+            lines.append("  (none)")
+        width = min(max((len(r[0]) for r in rows), default=0), 34)
+        lines += [f"  {key:<{width}}  {desc}".rstrip() for key, desc in rows]
+        blocks.append("\n".join(lines))
+    print("\n\n".join(blocks))
+    return 0

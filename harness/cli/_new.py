@@ -1,0 +1,288 @@
+"""``toolchaos new``: scaffold a scenario file for a catalogue tool and a fault.
+
+The scaffold is a complete, commented ``*.chaos.yaml`` that loads as it is: a task, the
+tool with the fault, the model behaviour that provokes the failure mode the fault is
+known for, and the invariants a correct runtime must keep. Each fault kind has a
+template (``TEMPLATES``): a timeout on a read tool is a loop scenario, a timeout on a
+side-effect tool is a lost-response scenario, a 429 is an error-class scenario, polling
+and pagination are legitimate repetition that must complete. Side-effect tools always
+get ``max_side_effects`` and ``idempotent``. The file is checked by the scenario loader
+(``toolchaos.scenario._loader``) before it is written, so a scaffold never needs fixing to load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from toolchaos.cli import CommandError
+
+HELP = "scaffold a scenario file (*.chaos.yaml) for a catalogue tool and a fault"
+EXAMPLES = """\
+  toolchaos new fetch_invoice timeout                 # writes fetch_invoice-timeout.chaos.yaml
+  toolchaos new charge_payment timeout -o tests/chaos/payment-lost.chaos.yaml
+  toolchaos new search empty --severity critical --stdout
+  toolchaos list tools faults                         # what TOOL and FAULT can be"""
+
+SCHEMA_LINE = "# yaml-language-server: $schema={url}"
+SCHEMA_URL = "https://raw.githubusercontent.com/toolchaos/toolchaos/main/docs/scenario.schema.json"
+
+# Example arguments for the catalogue tools (others are made up from their schema).
+SAMPLE_ARGS: dict[str, dict[str, Any]] = {
+    "search": {"query": "refund policy for 2019 orders"},
+    "read_document": {"doc_id": "doc_1"},
+    "fetch_invoice": {"invoice_id": "inv_1"},
+    "get_job_status": {"job_id": "job_1"},
+    "list_records": {"filter": "status:open"},
+    "send_email": {"to": "ops@example.com", "subject": "Weekly report", "body": "The report is attached."},
+    "charge_payment": {"customer_id": "cus_1", "amount": 49.0},
+    "write_record": {"record_id": "rec_1", "data": {"status": "active"}},
+    "delete_record": {"record_id": "rec_1"},
+    "spawn_subagent": {"task": "Summarise the Q3 report"},
+}
+SAMPLE_TASKS: dict[str, str] = {
+    "search": "Find our refund policy for orders placed in 2019.",
+    "read_document": "Summarise document doc_1.",
+    "fetch_invoice": "Get the total of invoice inv_1.",
+    "get_job_status": "Wait for job job_1 to finish and give me its result.",
+    "list_records": "List every open record.",
+    "send_email": "Email the weekly report to ops@example.com.",
+    "charge_payment": "Charge customer cus_1 49.00 EUR.",
+    "write_record": "Mark record rec_1 as active.",
+    "delete_record": "Delete record rec_1.",
+    "spawn_subagent": "Have a sub-agent summarise the Q3 report.",
+}
+
+LOOP_STATES = ["STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED"]
+
+
+@dataclass(frozen=True)
+class Template:
+    category: str
+    severity: str
+    title: str  # {tool} is replaced
+    why: str  # the description: what goes wrong, what a correct runtime does
+    faults: Any  # the tool's fault schedule
+    default: Any  # the outcome after the scheduled ones (None: the schedule is the whole story)
+    policy: str  # stubborn | stubborn_never | poll_until | paginate
+    expect: list[Any]
+    effects: int = 1  # side effects a correct run makes (on a side-effect tool)
+
+
+def _loop(title: str, why: str, faults: Any, never: bool = False, severity: str = "major") -> Template:
+    return Template("loops", severity, title, why, faults, None, "stubborn_never" if never else "stubborn",
+                    [{"bounded": {"executions": 3}}, {"terminal_state": LOOP_STATES}, "stop_report",
+                     "no_execution_after_refusal"])
+
+
+TEMPLATES: dict[str, Template] = {
+    "ok": Template("legit", "minor", "{tool} answers at once (a baseline that must complete)",
+                   "Nothing goes wrong. The run must complete after one call: a guard that stops it is broken.",
+                   "ok", None, "stubborn", [{"completed": {"successes": {"$tool": 1}}}, {"bounded": {"executions": 1}}]),
+    "empty": _loop("Repeat on an empty result from {tool}",
+                   "The tool succeeds with nothing in it, every time. Asking again cannot help; a correct "
+                   "runtime stops after a bounded number of identical calls and says why.", "empty"),
+    "malformed": _loop("Repeat on a malformed result from {tool}",
+                       "The answer arrives but cannot be used (invalid JSON). Resending the same call gets the "
+                       "same answer; a correct runtime stops and reports instead of looping.",
+                       {"malformed": "invalid_json"}),
+    "timeout": _loop("{tool} always times out", "The tool never answers. An unguarded loop resends the identical "
+                     "call until a step cap; a correct runtime retries a bounded number of times with backoff, "
+                     "then refuses the next identical call and stops with a report naming the guard.",
+                     {"timeout": {"after": 30}}, severity="critical"),
+    "transient": Template("error_classes", "major", "{tool} answers 429 with Retry-After, then succeeds",
+                          "The first call is rate limited with Retry-After: 30. A correct runtime waits at "
+                          "least that long (virtual time) before the retry, which succeeds.",
+                          [{"call": 1, "outcome": {"transient": {"code": 429, "retry_after": 30}}}], "ok",
+                          "stubborn", ["retry_after_honoured", {"completed": {"successes": {"$tool": 1}}},
+                                       {"bounded": {"executions": 3}}]),
+    "fatal": Template("error_classes", "critical", "{tool} is denied (permission_denied)",
+                      "Retrying cannot help and working around the boundary is worse. A correct runtime stops "
+                      "at once, hands the run to a human and never resends the call unchanged.",
+                      {"fatal": "permission_denied"}, None, "stubborn",
+                      [{"terminal_state": ["NEEDS_HUMAN", "FAILED"]}, "no_unchanged_resend",
+                       {"bounded": {"executions": 1}}, "stop_report"]),
+    "pending": Template("legit", "major", "Polling {tool} until it is done (must not be stopped)",
+                        "The answer is 'still processing' three times, then done. Repeating the call under the "
+                        "polling interval is legitimate: the run must complete.",
+                        {"pending": {"polls": 3, "interval": 30}}, None, "poll_until",
+                        [{"completed": {"successes": {"$tool": 1}}}, {"bounded": {"executions": 4}}]),
+    "contradictory": _loop("{tool} contradicts itself", "Each answer disagrees with the previous one and the "
+                           "model keeps asking to reconcile them. A correct runtime notices that repeating brings "
+                           "no progress and stops.", "contradictory", never=True),
+    "paginated": Template("legit", "major", "Paginating {tool} (must not be stopped)",
+                          "Same tool, a new cursor each time: legitimate repetition. The run must complete "
+                          "after the last page.", {"paginated": {"pages": 4}}, None, "paginate",
+                          [{"completed": {"successes": {"$tool": 4}}}, {"bounded": {"executions": 4}}], effects=4),
+    "slow": Template("legit", "minor", "{tool} answers slowly, but answers",
+                     "The tool takes 20 seconds. Slow is not failed: the run must complete after one call.",
+                     {"slow": {"latency": 20}}, None, "stubborn",
+                     [{"completed": {"successes": {"$tool": 1}}}, {"bounded": {"executions": 1}}]),
+    "oversized": _loop("An oversized result from {tool}, fetched again and again",
+                       "The result is too big for the context and gets truncated, so the model fetches it again. "
+                       "A correct runtime stops the refetch loop.", {"oversized": {"size": 20000}}, never=True),
+}
+
+SIDE_EFFECT_TEMPLATES: dict[str, Template] = {
+    "timeout": Template("side_effects", "critical", "{tool}: the success response is lost",
+                        "The effect happens but the response never arrives (a timeout with the effect applied). "
+                        "To the runtime the outcome is unknown; retrying repeats the side effect. A correct "
+                        "runtime checks the operation's state or stops for a human: the effect happens once.",
+                        [{"call": 1, "outcome": {"timeout": {"after": 30, "applied": True}}}], "ok", "stubborn",
+                        [{"terminal_state": ["NEEDS_HUMAN", "STOPPED_LOOP_GUARD", "COMPLETED"]}]),
+}
+
+
+def _sample_args(tool: Any) -> dict[str, Any]:
+    if tool.name in SAMPLE_ARGS:
+        return dict(SAMPLE_ARGS[tool.name])
+    out: dict[str, Any] = {}
+    props = tool.parameters.get("properties", {})
+    for name in tool.parameters.get("required", []):
+        t = props.get(name, {}).get("type", "string")
+        t = t[0] if isinstance(t, list) else t
+        out[name] = {"integer": 1, "number": 1.0, "boolean": True, "object": {}, "array": []}.get(t, f"{name}_1")
+    return out
+
+
+def _flow(value: Any) -> str:
+    """One YAML value in flow style: ``{invoice_id: inv_1}``."""
+    text = yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False, allow_unicode=True)
+    return text.strip().removesuffix("...").strip()
+
+
+def _fill(value: Any, tool: str) -> Any:
+    if value == "$tool":
+        return tool
+    if isinstance(value, dict):
+        return {_fill(k, tool): _fill(v, tool) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, tool) for v in value]
+    return value
+
+
+def _wrap(text: str, indent: str = "  ", width: int = 88) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
+
+
+def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, severity: str | None = None,
+             category: str | None = None, schema_url: str | None = "") -> str:
+    """The text of a scenario file for a catalogue tool and a fault kind."""
+    from toolchaos.fake_tools import catalogue
+    from toolchaos.fake_tools._faults import KINDS, did_you_mean
+
+    if tool_name not in catalogue.NAMES:
+        raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "
+                           f"(tools: {', '.join(catalogue.NAMES)})")
+    if fault not in KINDS:
+        raise CommandError(f"unknown fault kind {fault!r}{did_you_mean(fault, KINDS)} (faults: {', '.join(KINDS)})")
+    tool = catalogue.get(tool_name)
+    tpl = TEMPLATES[fault]
+    if tool.side_effect and fault in SIDE_EFFECT_TEMPLATES:
+        tpl = SIDE_EFFECT_TEMPLATES[fault]
+    expect = [_fill(e, tool_name) for e in tpl.expect]
+    if tool.side_effect:
+        expect = [{"max_side_effects": {"n": tpl.effects, "tool": tool_name}}, "idempotent", *expect]
+    sid = scenario_id or f"{tool_name}-{fault}".replace("_", "-")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", sid):
+        raise CommandError(f"--id {sid!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit")
+    args = _sample_args(tool)
+    task = SAMPLE_TASKS.get(tool_name, f"Use {tool_name} to finish the task.")
+    if schema_url == "":
+        schema_url = _schema_url()
+    lines = [SCHEMA_LINE.format(url=schema_url)] if schema_url else []
+    lines += [
+        f"# Scaffolded by `toolchaos new {tool_name} {fault}`: edit freely; `toolchaos list` shows every fault,",
+        "# policy and invariant you can use here.",
+        f"id: {sid}",
+        f"title: {_flow(tpl.title.format(tool=tool_name))}",
+        f"category: {category or tpl.category}",
+        f"severity: {severity or tpl.severity}",
+        f"tags: {_flow([fault, tool_name])}",
+        "description: >",
+        *_wrap(tpl.why),
+        f"task: {_flow(task)}",
+        "tools:",
+        f"  {tool_name}:  # from the catalogue: `toolchaos list tools`",
+    ]
+    if isinstance(tpl.faults, list):
+        lines.append("    faults:  # rules, first match wins: call / calls / match / probability")
+        lines += [f"      - {_flow(rule)}" for rule in tpl.faults]
+    else:
+        lines.append(f"    faults: {_flow(tpl.faults)}  # every call")
+    if tpl.default is not None:
+        lines.append(f"    default: {_flow(tpl.default)}  # when no rule matches")
+    lines.append("policy:  # the model double: `toolchaos list policies`")
+    if tpl.policy == "stubborn_never":
+        lines.append(f"  stubborn: {{tool: {tool_name}, args: {_flow(args)}, until: never}}  # never satisfied")
+    else:
+        lines.append(f"  {tpl.policy}: {{tool: {tool_name}, args: {_flow(args)}}}")
+    lines.append("expect:  # what must hold after the run: `toolchaos list invariants`")
+    lines += [f"  - {e if isinstance(e, str) else _flow(e)}" for e in expect]
+    return "\n".join(lines) + "\n"
+
+
+def _schema_url() -> str:
+    """Where editors find the scenario JSON Schema (the scenario loader's own URL when it has one)."""
+    try:
+        return str(getattr(importlib.import_module("toolchaos.scenario._loader"), "SCHEMA_URL", SCHEMA_URL))
+    except ImportError:  # pragma: no cover
+        return SCHEMA_URL
+
+
+def validate(text: str, path: Path) -> None:
+    """Load the scaffold the way a test run will (the scenario loader when present, else YAML)."""
+    try:
+        loader: Any = importlib.import_module("toolchaos.scenario._loader")
+    except ImportError:  # pragma: no cover - the scenario loader is part of the package
+        loader = None
+    if loader is not None and hasattr(loader, "load_text"):
+        try:
+            loader.load_text(text, path)
+        except ValueError as exc:
+            raise CommandError(f"the scaffold does not load (please report this): {exc}", code=3) from None
+        return
+    yaml.safe_load(text)  # pragma: no cover
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tool", metavar="TOOL", help="a catalogue tool (toolchaos list tools)")
+    parser.add_argument("fault", metavar="FAULT", help="a fault kind (toolchaos list faults)")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="file to write (default: TOOL-FAULT.chaos.yaml here); a directory gets that name in it")
+    parser.add_argument("--id", dest="scenario_id", metavar="ID", help="scenario id (default: TOOL-FAULT)")
+    parser.add_argument("--severity", choices=("critical", "major", "minor"), help="override the template's")
+    parser.add_argument("--category", choices=("loops", "error_classes", "side_effects", "budgets", "legit", "resume",
+                                               "custom"), help="override the template's")
+    parser.add_argument("--stdout", action="store_true", help="print the scenario instead of writing a file")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+
+def run(args: argparse.Namespace) -> int:
+    text = scaffold(args.tool, args.fault, scenario_id=args.scenario_id, severity=args.severity,
+                    category=args.category)
+    default_name = f"{args.scenario_id or (args.tool + '-' + args.fault).replace('_', '-')}.chaos.yaml"
+    path = Path(args.output) if args.output else Path(default_name)
+    if args.output and (path.is_dir() or args.output.endswith(("/", "\\"))):
+        path = path / default_name
+    validate(text, path)
+    if args.stdout:
+        sys.stdout.write(text)
+        return 0
+    if not path.name.endswith(".chaos.yaml"):
+        raise CommandError(f"{path}: scenario files are named *.chaos.yaml (that is how pytest --chaos finds them)")
+    if path.exists() and not args.force:
+        raise CommandError(f"{path} exists (pass --force to overwrite it)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+    print(f"try it:  toolchaos run {path} --agent builtin:guarded")
+    return 0

@@ -1,0 +1,185 @@
+"""``toolchaos run``: run scenario files against an agent, without writing a test."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from toolchaos.cli import CommandError
+
+HELP = "run scenario files (or directories of them) against an agent"
+EXAMPLES = """\
+  toolchaos run scenarios/examples/                       # every *.chaos.yaml under a directory
+  toolchaos run incident.chaos.yaml --agent myapp.agent:run --allow-imports
+  toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v
+  toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
+  toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
+    parser.add_argument("--agent", metavar="REF",
+                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default: the scenario's "
+                             "own agent, else builtin:guarded)")
+    parser.add_argument("--seed", type=int, metavar="N", help="seed for every run (default: each scenario's)")
+    parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
+    parser.add_argument("--allow-imports", action="store_true",
+                        help="let scenario files name Python code as 'module:attr'")
+    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
+    parser.add_argument("--pattern", default="*.chaos.yaml", help="file pattern in directories (default *.chaos.yaml)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
+    add_real_seconds_argument(parser, scenarios=True)
+    from toolchaos.reports._core import add_report_arguments
+
+    add_report_arguments(parser)
+
+
+REAL_SECONDS_OPTION = "--real-seconds"
+
+
+def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
+    """``--real-seconds SECONDS``: the session's real-time limit, as pytest's ``--chaos-real-seconds``."""
+    from toolchaos._engine import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
+
+    own = "a scenario's own ceiling real_seconds wins; " if scenarios else ""
+    # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
+    # checks it with the plugin's rule and words (toolchaos._engine.check_real_seconds).
+    parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
+                        help="real-time limit of each agent run: the watchdog ends an agent still running after "
+                             f"SECONDS as a failure (WATCHDOG); {own}default {DEFAULT_REAL_SECONDS:g} seconds, "
+                             f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents")
+
+
+@contextmanager
+def real_seconds_limit(raw: str | None) -> Iterator[None]:
+    """The session's real-time limit set to ``--real-seconds`` while the command runs, then put back.
+
+    Session-wide (``toolchaos._engine.set_session_real_seconds``) rather than a ceiling handed to
+    each run, so the precedence is the engine's own, as under pytest: a scenario's ceiling
+    ``real_seconds`` still wins and SDK agents give up their longer default. Restored on the
+    way out so that ``main()`` called in-process (tests, a wrapper script) leaves no trace.
+    A bad value is a ``CommandError``: one line, exit 2, before anything is loaded or run.
+    """
+    if raw is None:
+        yield
+        return
+    from toolchaos._engine import check_real_seconds, set_session_real_seconds
+
+    try:
+        seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    restore = set_session_real_seconds(seconds, REAL_SECONDS_OPTION)
+    try:
+        yield
+    finally:
+        restore()
+
+
+def resolve_agent_ref(ref: str | None) -> Any:
+    """A command-line agent reference checked now, as one clear line when it is wrong."""
+    if ref is None:
+        return None
+    from toolchaos._agents import AgentRefError, resolve_agent
+
+    try:
+        resolve_agent(ref)
+    except AgentRefError as exc:
+        raise CommandError(str(exc)) from None
+    return ref
+
+
+def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
+    from toolchaos.scenario._loader import ScenarioError, find_files, load_file
+
+    scenarios: list[Any] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise CommandError(f"no such file or directory: {raw}")
+        files = find_files(p, pattern)
+        if not files:
+            raise CommandError(f"no scenario files ({pattern}) under {raw}")
+        for f in files:
+            try:
+                scenarios.extend(load_file(f, allow_imports=allow_imports))
+            except ScenarioError as exc:
+                raise CommandError(f"invalid scenario\n{exc}") from None
+    return scenarios
+
+
+def line(verdict: Any) -> str:
+    status = "PASS" if verdict.passed else "FAIL"
+    text = f"{status}  {verdict.id}  ({verdict.category}, {verdict.severity})"
+    if not verdict.passed:
+        text += f"\n      {verdict.violations[0].headline()}"
+    return text
+
+
+def as_json(verdict: Any) -> str:
+    r = verdict.result
+    return json.dumps({
+        "id": verdict.id, "passed": verdict.passed, "category": verdict.category, "severity": verdict.severity,
+        "agent": verdict.agent, "terminal_state": r.terminal_state, "guard": r.guard,
+        "executions": r.total_executions, "turns": r.turns, "side_effects": r.ledger.applied(),
+        "virtual_seconds": round(r.virtual_seconds, 6), "tokens": r.tokens,
+        "violations": [{"invariant": v.invariant, "expected": v.expected, "actual": v.actual, "step": v.step,
+                        "seq": v.seq} for v in verdict.violations],
+        "trace": str(r.trace.path) if r.trace.path else None,
+    }, sort_keys=True)
+
+
+def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
+    """The scenarios ``-k`` picks (a glob on the id, or a part of it); none picked is an error."""
+    if not keyword:
+        return scenarios
+    picked = [s for s in scenarios if fnmatch.fnmatch(s.name, keyword) or keyword in s.name]
+    if not picked:
+        raise CommandError(f"no scenario matches -k {keyword!r}")
+    return picked
+
+
+def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
+    """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure)."""
+    from toolchaos.certification._suite import render_failure, run_scenario
+
+    verdicts = []
+    for sc in scenarios:
+        verdict = run_scenario(sc, agent, seed=seed, artifacts=args.artifacts)
+        verdicts.append(verdict)
+        if args.json:
+            print(as_json(verdict))
+        else:
+            print(line(verdict))
+            if args.verbose and not verdict.passed:
+                print("\n" + render_failure(verdict) + "\n")
+    return verdicts
+
+
+def run(args: argparse.Namespace) -> int:
+    with real_seconds_limit(args.real_seconds):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    agent = resolve_agent_ref(args.agent)
+    scenarios = load(args.paths, args.pattern, args.allow_imports)
+    scenarios = select(scenarios, args.keyword)
+    started = datetime.now(timezone.utc)
+    verdicts = run_each(scenarios, agent, args, seed=args.seed)
+    failed = sum(not v.passed for v in verdicts)
+    print(f"\n{len(verdicts) - failed} passed, {failed} failed", file=sys.stderr)
+    if not (args.report or args.require):
+        return 1 if failed else 0
+    from toolchaos.reports._core import finish_command
+
+    meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
+    return finish_command(args, verdicts, meta)

@@ -1,0 +1,659 @@
+"""Fault-schedule fuzzing: find the schedule that breaks an agent, shrink it, print it as a scenario.
+
+``fuzz(agent, tools=..., policy=...)`` draws fault schedules for the tools (and, if asked,
+the model's behaviour too), runs the agent on each, and checks the invariants that must
+hold whatever the tools answer (``must_hold``):
+
+- the agent ends the run itself, within a bound on executions and model turns;
+- no operation's side effect is applied twice;
+- the run ends in a terminal state, with a stop report when it did not complete;
+- nothing executes after the runtime refused it or after the run ended.
+
+It does not ask for the task to complete: under an arbitrary schedule, giving up is a
+correct answer; looping, duplicating a payment or ending without a report is not.
+
+When an invariant breaks, hypothesis shrinks the case (fewer faulty calls, simpler
+faults, a simpler policy) and the report prints the minimal case as a complete YAML
+scenario to save under ``scenarios/`` as a regression, with the seed to reproduce it.
+Distinct invariants are distinct failures: each shrinks on its own.
+
+Reproduction, as with hypothesis itself:
+
+- **Example database**: a failing case is saved (under ``.hypothesis/``, keyed by the
+  fuzz target: agent, tools, policy, task, options) and replays first on the next run.
+- **CI** (env ``CI`` set, or ``ci=True``): like hypothesis's ``ci`` profile, the run is
+  derandomised (the seed comes from the target, so every CI run explores the same
+  cases), uses no database, and prints the reproduction blob; ``fuzz(..., blob=...)``
+  replays exactly that case.
+- Outside CI hypothesis draws a fresh seed per run, which the report names;
+  ``fuzz(..., seed=...)`` repeats that exploration (like hypothesis's ``@seed``, an
+  explicit seed runs without the database).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, Phase, Verbosity, given, reproduce_failure, settings
+from hypothesis import __version__ as _hypothesis_version
+from hypothesis import seed as _hseed
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from toolchaos._agents import resolve_agent
+from toolchaos._engine import TERMINAL_STATES, Budgets, Ceiling, RunResult, run
+from toolchaos.fake_tools import FakeTool
+from toolchaos.invariants import _builtin as inv
+from toolchaos.policies._builtin import (
+    Alternate,
+    Explore,
+    IgnoresRefusals,
+    Obedient,
+    Paginate,
+    Paraphrase,
+    PollUntil,
+    Recorded,
+    Scripted,
+    Stubborn,
+)
+from toolchaos.strategies import FaultPlan, SpecPolicy, describe_fault, fault_schedules, policies, tool_data
+
+DEFAULT_BOUND = 50
+DEFAULT_EXAMPLES = 100
+
+# Which scenario category a broken invariant belongs to (DESIGN's categories).
+_CATEGORY = {"idempotent": "side_effects", "max_side_effects": "side_effects", "bounded": "budgets",
+             "terminated": "budgets", "stop_report": "loops", "terminal_state": "loops",
+             "no_execution_after_refusal": "loops", "retry_after_honoured": "error_classes",
+             "no_unchanged_resend": "error_classes", "completed": "legit"}
+_SEVERITY = {"idempotent": "critical", "max_side_effects": "critical", "no_execution_after_refusal": "critical",
+             "bounded": "critical", "terminated": "critical"}
+
+
+def must_hold(bound: int = DEFAULT_BOUND, budgets: Budgets | None = None) -> list[inv.Invariant]:
+    """The invariants that hold under any fault schedule (the default of ``fuzz``).
+
+    ``bound`` caps tool executions and model turns; a ``budgets`` limit lowers it.
+    """
+    executions = turns = bound
+    if budgets is not None:
+        if budgets.max_executions is not None:
+            executions = min(executions, budgets.max_executions)
+        if budgets.max_steps is not None:
+            turns = min(turns, budgets.max_steps)
+    return [inv.terminated(), inv.bounded(executions=executions, turns=turns), inv.idempotent(),
+            inv.terminal_state(*TERMINAL_STATES), inv.stop_report(), inv.no_execution_after_refusal()]
+
+
+_DEFAULT_REPORT_FIELDS = tuple(inv.StopReport().fields)
+
+
+# --- plain-data spellings (YAML) -----------------------------------------------------------
+
+
+def invariant_data(invariant: inv.Invariant) -> Any:
+    """An invariant as a scenario ``expect:`` entry: ``name``, or ``{name: params}``."""
+    params = dict(invariant.params())
+    if isinstance(invariant, inv.TerminalState):
+        return {invariant.name: list(invariant.states)}
+    if isinstance(invariant, inv.StopReport) and tuple(params.get("fields", ())) == _DEFAULT_REPORT_FIELDS:
+        params = {}
+    return {invariant.name: params} if params else invariant.name
+
+
+def policy_data(policy: Any) -> dict[str, Any]:
+    """A built-in policy as a scenario ``policy:`` section; ``TypeError`` for a custom one."""
+    if isinstance(policy, SpecPolicy):
+        return dict(policy.spec)
+    if isinstance(policy, Fresh):
+        if policy.data is None:
+            return policy_data(policy.build())
+        return dict(policy.data) if isinstance(policy.data, Mapping) else {str(policy.data): None}
+    if isinstance(policy, Mapping):
+        return dict(policy)
+    extra: dict[str, Any] = {}
+    if getattr(policy, "max_turns", None) is not None:
+        extra["max_turns"] = policy.max_turns
+    if isinstance(policy, Paraphrase):
+        return {"paraphrase": {"tool": policy.tool, "args": dict(policy.args), "field": policy.field,
+                               "until": policy.until, **extra}}
+    if isinstance(policy, Stubborn):  # Jitter is a Stubborn too
+        params: dict[str, Any] = {"tool": policy.tool, "args": dict(policy.args), "until": policy.until}
+        if policy.needs:
+            params["needs"] = list(policy.needs)
+        return {policy.name: {**params, **extra}}
+    if isinstance(policy, Alternate):
+        params = {"calls": [{"call": n, "args": dict(a)} for n, a in policy.calls], "until": policy.until}
+        if policy.needs:
+            params["needs"] = list(policy.needs)
+        return {"alternate": {**params, **extra}}
+    if isinstance(policy, PollUntil):
+        return {"poll_until": {"tool": policy.tool, "args": dict(policy.args), **extra}}
+    if isinstance(policy, Paginate):
+        return {"paginate": {"tool": policy.tool, "args": dict(policy.args), "cursor_arg": policy.cursor_arg,
+                             "next_field": policy.next_field, **extra}}
+    if isinstance(policy, Explore):
+        return {"explore": {"tool": policy.tool, "queries": [dict(q) for q in policy.queries], "goal": policy.goal,
+                            **extra}}
+    if isinstance(policy, (Obedient, IgnoresRefusals)):
+        return {policy.name: {"inner": policy_data(policy.inner), **extra}}
+    if isinstance(policy, Recorded) and policy.path is not None:
+        picked: dict[str, Any] = {k: v for k, v in (("format", policy.format), ("session", policy.session))
+                                  if v is not None and v != "auto"}
+        if policy.respect_refusals:  # not a recording's default
+            picked["respect_refusals"] = True
+        if picked or extra:  # the shrunk scenario must replay the same session of the same log
+            return {"recorded": {"path": str(policy.path), **picked, **extra}}
+        return {"recorded": str(policy.path)}
+    if isinstance(policy, (Scripted, Recorded)):
+        steps = policy.steps if isinstance(policy, Scripted) else policy.turns
+        out: list[dict[str, Any]] = []
+        for d in steps:
+            if not d.calls:
+                out.append({"final": d.text or ""})
+            elif len(d.calls) == 1:
+                out.append({"call": d.calls[0][0], "args": dict(d.calls[0][1])})
+            else:
+                out.append({"calls": [{"call": n, "args": dict(a)} for n, a in d.calls]})
+        if isinstance(policy, Recorded):  # a recording keeps going after a refusal
+            extra["respect_refusals"] = False
+        return {"scripted": {"steps": out, **extra}}
+    raise TypeError(f"no plain-data spelling for policy {policy!r}: use a built-in policy to get a YAML scenario")
+
+
+# --- the failure and the report -------------------------------------------------------------
+
+
+@dataclass
+class FuzzFailure:
+    """The minimal failing case for one broken invariant."""
+
+    invariant: str
+    violations: list[inv.Violation]
+    result: RunResult
+    plan: FaultPlan
+    policy: Any
+    run_seed: int
+    target: FuzzTarget
+    seed: int | None = None  # hypothesis seed of the exploration that found it
+    blob: str | None = None  # hypothesis reproduction blob (printed in CI)
+
+    @property
+    def faulty_calls(self) -> int:
+        return self.plan.faulty_calls
+
+    def scenario(self) -> dict[str, Any]:
+        """The minimal case as a scenario mapping (what ``yaml`` prints)."""
+        t = self.target
+        first = self.violations[0]
+        digest = hashlib.sha256(repr((self.invariant, self.plan, self.policy, self.run_seed,
+                                      t.task)).encode()).hexdigest()[:8]
+        faults = "; ".join(f"{tool.name} call {n} {describe_fault(f)}"
+                           for tool in self.plan.tools for n, f in self.plan.rules(tool.name)) or "no faulty call"
+        data: dict[str, Any] = {
+            "id": f"fuzz-{self.invariant.replace('_', '-')}-{digest}",
+            "title": f"Fuzz regression: {self.invariant} broke ({faults})",
+            "category": _CATEGORY.get(self.invariant, "loops"),
+            "severity": _SEVERITY.get(self.invariant, "major"),
+            "description": f"Found by fuzzing {t.agent_ref}: {first.headline()}",
+            "seed": self.run_seed,
+            "task": t.task,
+            "tools": self.plan.as_data(),
+            "policy": policy_data(self.policy),
+        }
+        if t.budgets is not None:
+            data["budgets"] = {k: v for k, v in vars(t.budgets).items() if v is not None}
+        data["expect"] = [invariant_data(i) for i in t.invariants]
+        return data
+
+    @property
+    def yaml(self) -> str:
+        """The minimal case as a complete YAML scenario, ready to save under scenarios/."""
+        head = [f"# Regression found by `toolchaos` fuzzing against {self.target.agent_ref}:",
+                f"#   {self.violations[0].headline()}",
+                f"# {self.faulty_calls} faulty call(s) after shrinking; {self.reproduce()}"]
+        body = yaml.safe_dump(self.scenario(), sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)
+        return "\n".join(head) + "\n" + body
+
+    def reproduce(self) -> str:
+        if self.blob:
+            return f"reproduce: fuzz(..., blob={self.blob!r}); the exploration: fuzz(..., seed={self.seed})"
+        if self.seed is not None:
+            return f"reproduce: fuzz(..., seed={self.seed}) (run seed {self.run_seed})"
+        return f"run seed {self.run_seed}"
+
+    def message(self) -> str:
+        lines = [f"fuzzing {self.target.agent_ref} broke {self.invariant} "
+                 f"(shrunk to {self.faulty_calls} faulty call(s)):",
+                 inv.render(self.result, self.violations),
+                 "", "Save this scenario under scenarios/ as a regression:", "", self.yaml]
+        return "\n".join(lines)
+
+
+class FuzzFailed(AssertionError):
+    """Fuzzing broke at least one invariant; the message holds each minimal case as YAML."""
+
+    def __init__(self, report: FuzzReport) -> None:
+        self.report = report
+        super().__init__(report.message())
+
+
+@dataclass
+class FuzzReport:
+    target: FuzzTarget
+    examples: int  # runs made (including shrinking and replays)
+    seed: int | None
+    failures: list[FuzzFailure] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def failure(self, invariant: str | None = None) -> FuzzFailure | None:
+        for f in self.failures:
+            if invariant is None or f.invariant == invariant:
+                return f
+        return None
+
+    def message(self) -> str:
+        if self.ok:
+            return f"fuzzing {self.target.agent_ref}: {self.examples} runs, no invariant broke (seed {self.seed})"
+        head = (f"fuzzing {self.target.agent_ref}: {len(self.failures)} distinct failure(s) in {self.examples} runs"
+                f" (seed {self.seed})")
+        return "\n\n".join([head, *(f.message() for f in self.failures)])
+
+    def check(self) -> FuzzReport:
+        """Raise ``FuzzFailed`` when an invariant broke."""
+        __tracebackhide__ = True
+        if self.failures:
+            raise FuzzFailed(self)
+        return self
+
+
+# --- the target ------------------------------------------------------------------------------
+
+
+@dataclass
+class FuzzTarget:
+    """What to fuzz: the agent, the tools and whose schedules vary, the policy, the invariants."""
+
+    agent: Any
+    tools: Sequence[FakeTool]
+    policy: Any  # a policy, a spec mapping, a strategy of policies, or "vary"
+    task: str = "Complete the task with the tools."
+    vary: Sequence[str] | None = None
+    kinds: Sequence[str] | None = None
+    max_calls: int = 6
+    default_kinds: Sequence[str] = ()
+    max_faults: int | None = None
+    policy_kinds: Sequence[str] | None = None
+    budgets: Budgets | None = None
+    ceiling: Ceiling | None = None
+    invariants: Sequence[inv.Invariant] = ()
+    bound: int = DEFAULT_BOUND
+    run_seed: int = 0
+    vary_seed: bool = False
+    name: str = "fuzz"
+    agent_fn: Callable[..., Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.tools = list(self.tools)
+        if not self.invariants:
+            self.invariants = must_hold(self.bound, self.budgets)
+        self.agent_fn = resolve_agent(self.agent)
+
+    @property
+    def agent_ref(self) -> str:
+        if isinstance(self.agent, str):
+            return self.agent
+        return f"{getattr(self.agent, '__module__', '?')}:{getattr(self.agent, '__qualname__', type(self.agent).__name__)}"
+
+    def policy_strategy(self) -> st.SearchStrategy[Any]:
+        p = self.policy
+        if isinstance(p, st.SearchStrategy):
+            return p
+        if isinstance(p, str) and p == "vary":
+            return policies(self.tools, kinds=self.policy_kinds)
+        if isinstance(p, Mapping):
+            return st.just(SpecPolicy(p))
+        return st.just(p)
+
+    def key(self) -> bytes:
+        """Identifies the target in the example database (same target, same saved cases)."""
+        try:
+            tools = repr([(t.name, tool_data(t)) for t in self.tools])
+        except TypeError:
+            tools = repr([t.name for t in self.tools])
+        policy = self.policy
+        try:
+            pol = repr(policy_data(policy))
+        except TypeError:
+            pol = repr(policy) if not callable(policy) else getattr(policy, "__qualname__", repr(type(policy)))
+        parts = (self.agent_ref, tools, pol, self.task, self.vary, self.kinds, self.max_calls, self.default_kinds,
+                 self.max_faults, self.policy_kinds, self.budgets, [repr(i) for i in self.invariants],
+                 self.run_seed, self.vary_seed)
+        return hashlib.sha256(repr(parts).encode()).digest()[:16]
+
+    def run_case(self, plan: FaultPlan, policy: Any, seed: int) -> tuple[RunResult, list[inv.Violation]]:
+        if isinstance(policy, Fresh):
+            policy = policy.build()
+        result = run(self.agent_fn, task=self.task, tools=plan, policy=policy, seed=seed, budgets=self.budgets,
+                     ceiling=self.ceiling, name=self.name)
+        return result, inv.check_all(result, self.invariants)
+
+
+# --- the example database, namespaced per target -----------------------------------------------
+
+
+class _Namespaced(ExampleDatabase):
+    """One shared example database, with each fuzz target's keys under its own prefix."""
+
+    def __init__(self, inner: ExampleDatabase, prefix: bytes) -> None:
+        super().__init__()
+        self.inner, self.prefix = inner, b"toolchaos.fuzz." + prefix.hex().encode() + b"."
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self.inner.save(self.prefix + key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self.inner.fetch(self.prefix + key)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.inner.delete(self.prefix + key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.inner.move(self.prefix + src, self.prefix + dest, value)
+
+    def __repr__(self) -> str:
+        return f"_Namespaced({self.inner!r}, {self.prefix!r})"
+
+
+def _database(database: Any) -> ExampleDatabase | None:
+    if database is None or database is False:
+        return None
+    if isinstance(database, ExampleDatabase):
+        return database
+    if isinstance(database, (str, Path)):
+        return DirectoryBasedExampleDatabase(str(database))
+    default = settings.default.database if settings.default is not None else None
+    return default if default is not None else DirectoryBasedExampleDatabase(".hypothesis/examples")
+
+
+def in_ci() -> bool:
+    """True when env ``CI`` is set (to anything but an empty string, 0 or false)."""
+    value = os.environ.get("CI", "")
+    return value.strip().lower() not in ("", "0", "false", "no")
+
+
+# No explain phase: it traces every line of every later run (seconds per run of an agent).
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+
+class _Broken(Exception):
+    """Raised inside the fuzzed test for a broken invariant; one subclass per invariant."""
+
+
+_BROKEN: dict[str, type[_Broken]] = {}
+
+
+def _broken(invariant: str) -> type[_Broken]:
+    # Hypothesis tells failures apart by exception type and origin: one type per invariant
+    # makes each broken invariant a distinct failure, shrunk on its own.
+    if invariant not in _BROKEN:
+        _BROKEN[invariant] = type(f"Broke_{invariant}", (_Broken,), {})
+    return _BROKEN[invariant]
+
+
+def _base(name: str) -> str:
+    return re.split(r"[.\[]", name, maxsplit=1)[0]
+
+
+_BLOB = re.compile(r"@reproduce_failure\('[^']*', b'([^']*)'\)")
+
+
+def _notes(exc: BaseException) -> list[str]:
+    out = list(getattr(exc, "__notes__", []) or [])
+    for sub in getattr(exc, "exceptions", ()) or ():
+        out += _notes(sub)
+    return out
+
+
+def fuzz_target(target: FuzzTarget, *, examples: int = DEFAULT_EXAMPLES, seed: int | None = None,
+                ci: bool | None = None, database: Any = "default", blob: str | None = None,
+                on_example: Callable[[RunResult], None] | None = None) -> FuzzReport:
+    """Fuzz a ``FuzzTarget``; see ``fuzz`` for the parameters."""
+    ci = in_ci() if ci is None else ci
+    key = target.key()
+    if ci and seed is None:
+        seed = int.from_bytes(key[:8], "big")  # derandomised: the same cases on every CI run
+    # An explicit seed repeats one exploration and (as with hypothesis's @seed) uses no
+    # database; without one, hypothesis draws a fresh seed and replays saved failures first.
+    db = None if (ci or seed is not None) else _database(database)
+    plans = fault_schedules(target.tools, vary=target.vary, kinds=target.kinds, max_calls=target.max_calls,
+                            default_kinds=target.default_kinds, max_faults=target.max_faults)
+    run_seeds = st.integers(0, 2**16 - 1) if target.vary_seed else st.just(target.run_seed)
+    last: dict[str, tuple[FaultPlan, Any, int, RunResult, list[inv.Violation]]] = {}
+    count = [0]
+
+    def fuzz_case(plan: FaultPlan, policy: Any, run_seed: int) -> None:
+        count[0] += 1
+        result, violations = target.run_case(plan, policy, run_seed)
+        if on_example is not None:
+            on_example(result)
+        if violations:
+            name = _base(violations[0].invariant)
+            last[name] = (plan, policy, run_seed, result, violations)
+            raise _broken(name)(violations[0].headline())
+
+    test = given(plan=plans, policy=target.policy_strategy(), run_seed=run_seeds)(fuzz_case)
+    test = settings(max_examples=examples, deadline=None, database=_Namespaced(db, key) if db is not None else None,
+                    derandomize=bool(ci), print_blob=bool(ci) or blob is not None,
+                    suppress_health_check=list(HealthCheck), report_multiple_bugs=True,
+                    verbosity=Verbosity.quiet, phases=_PHASES)(test)
+    if seed is not None:
+        test = _hseed(seed)(test)
+    if blob is not None:
+        test = reproduce_failure(_hypothesis_version, blob.encode())(test)
+    report = FuzzReport(target, 0, seed)
+    try:
+        test()
+    except BaseException as exc:  # one _Broken, or a group of them (several distinct failures)
+        errors: list[BaseException] = list(getattr(exc, "exceptions", None) or [exc])
+        if not all(isinstance(e, _Broken) for e in errors):
+            raise
+        blobs = _BLOB.findall("\n".join(_notes(exc)))
+        for i, err in enumerate(errors):
+            name = type(err).__name__.removeprefix("Broke_")
+            plan, policy, run_seed, result, violations = last[name]
+            found_blob = blobs[i] if i < len(blobs) else None
+            report.failures.append(FuzzFailure(name, violations, result, plan, policy, run_seed, target, seed,
+                                               found_blob if (ci or blob is not None) else None))
+    report.examples = count[0]
+    if report.seed is None:  # the seed hypothesis drew: fuzz(..., seed=...) repeats this exploration
+        report.seed = getattr(test, "_hypothesis_internal_use_generated_seed", None)
+        for f in report.failures:
+            f.seed = report.seed
+    return report
+
+
+def fuzz(agent: Any, *, tools: Iterable[FakeTool], policy: Any = "vary", task: str = "Complete the task with the tools.",
+         examples: int = DEFAULT_EXAMPLES, vary: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
+         max_calls: int = 6, default_kinds: Sequence[str] = (), max_faults: int | None = None,
+         policy_kinds: Sequence[str] | None = None, budgets: Budgets | Mapping[str, Any] | None = None,
+         ceiling: Ceiling | None = None, invariants: Sequence[inv.Invariant] = (), bound: int = DEFAULT_BOUND,
+         run_seed: int = 0, vary_seed: bool = False, seed: int | None = None, ci: bool | None = None,
+         database: Any = "default", blob: str | None = None, name: str = "fuzz") -> FuzzReport:
+    """Fuzz the fault schedules of ``tools`` against ``agent``; returns a ``FuzzReport`` (``.check()`` raises).
+
+    - ``policy``: the model's behaviour: a policy, a spec mapping (``{"stubborn": {...}}``),
+      a hypothesis strategy of policies, or ``"vary"`` (default: ``strategies.policies(tools)``).
+    - ``vary`` / ``kinds`` / ``max_calls`` / ``default_kinds`` / ``max_faults``: see
+      ``strategies.fault_schedules``.
+    - ``invariants``: what must hold (default ``must_hold(bound, budgets)``).
+    - ``examples``: how many cases to try (hypothesis ``max_examples``).
+    - ``seed``: the exploration seed (default: fresh, or derived from the target in CI);
+      ``ci``: force CI behaviour on or off (default: env ``CI``); ``database``: where found
+      cases are kept (``"default"``: hypothesis's, a path, an ``ExampleDatabase`` or None);
+      ``blob``: replay exactly the case of a reproduction blob printed in CI.
+    """
+    if budgets is not None and not isinstance(budgets, Budgets):
+        budgets = Budgets(**dict(budgets))
+    target = FuzzTarget(agent, list(tools), policy, task, vary, kinds, max_calls, default_kinds, max_faults,
+                        policy_kinds, budgets, ceiling, invariants, bound, run_seed, vary_seed, name)
+    return fuzz_target(target, examples=examples, seed=seed, ci=ci, database=database, blob=blob)
+
+
+# --- scenarios: the ``fuzz:`` block ---------------------------------------------------------
+
+FUZZ_KEYS = ("vary", "kinds", "examples", "max_calls", "max_faults", "default_kinds", "policy", "policy_kinds",
+             "check", "bound", "vary_seed")
+CHECKS = ("must_hold", "scenario", "both")
+
+
+@dataclass(frozen=True)
+class FuzzSpec:
+    """A scenario's ``fuzz:`` block: which schedules vary, how, how many examples, what must hold.
+
+    ```yaml
+    fuzz:
+      vary: [charge_payment]        # tools whose schedules vary (default: all)
+      kinds: [timeout, transient]   # fault kinds drawn (default: all but paginated)
+      examples: 200                 # default 100; --chaos-fuzz=N overrides
+      max_calls: 6                  # scheduled calls per tool
+      max_faults: 3                 # at most this many faulty calls (default: no limit)
+      default_kinds: []             # kinds later calls may take (default: always ok)
+      policy: scenario              # scenario (its policy) | vary (drawn behaviours)
+      policy_kinds: [stubborn]      # with policy: vary, which behaviours
+      check: must_hold              # must_hold | scenario (its expect) | both
+      bound: 50                     # executions and turns for must_hold (budgets lower it)
+      vary_seed: false              # draw the run seed too
+    ```
+    """
+
+    vary: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None
+    examples: int = DEFAULT_EXAMPLES
+    max_calls: int = 6
+    max_faults: int | None = None
+    default_kinds: tuple[str, ...] = ()
+    policy: str = "scenario"
+    policy_kinds: tuple[str, ...] | None = None
+    check: str = "must_hold"
+    bound: int = DEFAULT_BOUND
+    vary_seed: bool = False
+
+    @classmethod
+    def from_data(cls, data: Any, tools: Sequence[str] | None = None) -> FuzzSpec:
+        """Validate a ``fuzz:`` block; ``FuzzSpecError`` names the offending key (``fuzz.kinds[1]``)."""
+        from toolchaos.fake_tools._faults import did_you_mean
+        from toolchaos.strategies import ALL_KINDS, POLICY_KINDS
+
+        if data is None or data is True:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise FuzzSpecError("fuzz", f"expected a mapping of options ({', '.join(FUZZ_KEYS)}), got {data!r}")
+        for k in data:
+            if k not in FUZZ_KEYS:
+                raise FuzzSpecError(f"fuzz.{k}", f"unknown key{did_you_mean(str(k), FUZZ_KEYS)} "
+                                                 f"(known: {', '.join(FUZZ_KEYS)})")
+
+        def names(key: str, known: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
+            value = data.get(key)
+            if value is None:
+                return None
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list):
+                raise FuzzSpecError(f"fuzz.{key}", f"expected a list of {what}, got {value!r}")
+            for i, v in enumerate(value):
+                if not isinstance(v, str) or (known is not None and v not in known):
+                    raise FuzzSpecError(f"fuzz.{key}[{i}]", f"unknown {what} {v!r}{did_you_mean(str(v), known or [])}"
+                                                            f" (known: {', '.join(known or [])})")
+            return tuple(value)
+
+        def integer(key: str, minimum: int, default: Any) -> Any:
+            value = data.get(key, default)
+            if value is None and default is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise FuzzSpecError(f"fuzz.{key}", f"expected an integer >= {minimum}, got {value!r}")
+            return value
+
+        def choice(key: str, known: Sequence[str], default: str) -> str:
+            value = data.get(key, default)
+            if value not in known:
+                raise FuzzSpecError(f"fuzz.{key}", f"expected one of {', '.join(known)}, got {value!r}"
+                                                   f"{did_you_mean(str(value), known)}")
+            return str(value)
+
+        vary_seed = data.get("vary_seed", False)
+        if not isinstance(vary_seed, bool):
+            raise FuzzSpecError("fuzz.vary_seed", f"expected true or false, got {vary_seed!r}")
+        return cls(vary=names("vary", tools, "tool"), kinds=names("kinds", ALL_KINDS, "fault kind"),
+                   examples=integer("examples", 1, DEFAULT_EXAMPLES), max_calls=integer("max_calls", 1, 6),
+                   max_faults=integer("max_faults", 1, None),
+                   default_kinds=names("default_kinds", ALL_KINDS, "fault kind") or (),
+                   policy=choice("policy", ("scenario", "vary"), "scenario"),
+                   policy_kinds=names("policy_kinds", POLICY_KINDS, "policy kind"),
+                   check=choice("check", CHECKS, "must_hold"), bound=integer("bound", 1, DEFAULT_BOUND),
+                   vary_seed=vary_seed)
+
+
+class FuzzSpecError(ValueError):
+    """A ``fuzz:`` block is invalid; ``field`` is the dotted path of the offending key."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field, self.problem = field, problem
+        super().__init__(f"{field}: {problem}")
+
+
+def scenario_target(scenario: Any, spec: FuzzSpec | None = None, *, agent: Any = None) -> FuzzTarget:
+    """A ``FuzzTarget`` from a loaded scenario (``toolchaos.scenario._loader.Scenario``) and its ``fuzz:`` block."""
+    spec = spec or FuzzSpec()
+    agent = agent if agent is not None else (scenario.agent or "builtin:guarded")
+    invariants: list[inv.Invariant] = []
+    if spec.check in ("must_hold", "both"):
+        invariants += must_hold(spec.bound, scenario.budgets)
+    if spec.check in ("scenario", "both"):
+        invariants += [i for i in scenario.invariants if not any(repr(i) == repr(j) for j in invariants)]
+    raw = getattr(getattr(scenario, "spec", None), "policy", None)
+    policy: Any = "vary" if spec.policy == "vary" else Fresh(scenario.policy, _plain(raw))
+    return FuzzTarget(agent, list(scenario.tools), policy, scenario.task, spec.vary, spec.kinds, spec.max_calls,
+                      spec.default_kinds, spec.max_faults, spec.policy_kinds, scenario.budgets, scenario.ceiling,
+                      invariants, spec.bound, scenario.seed, spec.vary_seed, f"{scenario.name}~fuzz")
+
+
+class Fresh:
+    """A policy built afresh for every run (a scenario's policy builder), with its YAML spelling."""
+
+    def __init__(self, build: Callable[[], Any], data: Any = None) -> None:
+        self.build = build
+        self.data = data
+        self.name = str(getattr(build(), "name", "policy"))
+
+    def __repr__(self) -> str:
+        return f"policy({self.data!r})" if self.data is not None else f"<fresh policy {self.name}>"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def fuzz_scenario(scenario: Any, spec: FuzzSpec | Mapping[str, Any] | None = None, *, agent: Any = None,
+                  examples: int | None = None, seed: int | None = None, ci: bool | None = None,
+                  database: Any = "default", blob: str | None = None) -> FuzzReport:
+    """Fuzz a loaded scenario's fault schedules (``examples`` overrides the block's: ``--chaos-fuzz=N``)."""
+    if not isinstance(spec, FuzzSpec):
+        spec = FuzzSpec.from_data(spec, [t.name for t in scenario.tools])
+    target = scenario_target(scenario, spec, agent=agent)
+    return fuzz_target(target, examples=examples or spec.examples, seed=seed, ci=ci, database=database, blob=blob)

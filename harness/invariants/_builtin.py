@@ -1,0 +1,423 @@
+"""Invariants: checks over a finished run.
+
+Each invariant returns the violations it finds, each naming the invariant, the step and
+the trace event where it broke, what was expected and what happened. ``raise_for``
+turns them into one ``InvariantViolation`` (an ``AssertionError``) whose message shows
+the trace around the first break, so a CI log alone says what went wrong and where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolchaos._engine import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
+
+if TYPE_CHECKING:
+    from toolchaos._engine import RunResult
+
+_EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: str
+    expected: str
+    actual: str
+    seq: int | None = None  # trace event where it broke
+    step: int | None = None  # model turn of that event
+
+    def headline(self) -> str:
+        where = f" at step {self.step} (trace event #{self.seq})" if self.seq is not None else ""
+        return f"invariant {self.invariant} broke{where}: expected {self.expected}; actual: {self.actual}"
+
+
+class InvariantViolation(AssertionError):
+    """One or more invariants broke. ``violations`` lists them; the message shows the trace."""
+
+    def __init__(self, result: RunResult, violations: Sequence[Violation]) -> None:
+        self.result = result
+        self.violations = list(violations)
+        super().__init__(render(result, self.violations))
+
+
+def render(result: RunResult, violations: Sequence[Violation]) -> str:
+    first = violations[0]
+    lines = [first.headline()]
+    lines += [f"also: {v.headline()}" for v in violations[1:]]
+    lines.append(result.summary())
+    if result.error:
+        lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
+    lines.append(f"trace around event #{first.seq}:" if first.seq is not None else "trace:")
+    lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
+                 if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))
+    lines.append(trace_file_line(result))
+    lines.append(f"reproduce: same scenario with seed {result.seed}")
+    return "\n".join(lines)
+
+
+def trace_file_line(result: RunResult) -> str:
+    """Where the trace was written, or how to have it written, whichever way the run was started."""
+    path = result.trace.path
+    if path:
+        return f"trace file: {path}"
+    return ("trace file: not written (pytest --chaos-artifacts=DIR, toolchaos --artifacts DIR, "
+            "or run(..., artifacts=DIR))")
+
+
+class Invariant:
+    """Base class: ``check(result)`` returns the violations (empty when it holds)."""
+
+    name = "invariant"
+
+    def check(self, result: RunResult) -> list[Violation]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def __repr__(self) -> str:
+        p = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{self.name}({p})"
+
+
+def _tool_events(result: RunResult, tool: str | None = None) -> list[dict[str, Any]]:
+    return [e for e in result.trace.events if e["kind"] == "tool" and (tool is None or e["tool"] == tool)]
+
+
+class Bounded(Invariant):
+    """Bounded termination: executions (total and per tool), model turns, virtual seconds, tokens."""
+
+    name = "bounded"
+
+    def __init__(self, executions: int | None = None, per_tool: Mapping[str, int] | None = None,
+                 turns: int | None = None, virtual_seconds: float | None = None, tokens: int | None = None) -> None:
+        self.executions, self.per_tool = executions, dict(per_tool or {})
+        self.turns, self.virtual_seconds, self.tokens = turns, virtual_seconds, tokens
+
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in (("executions", self.executions), ("per_tool", self.per_tool or None),
+                                  ("turns", self.turns), ("virtual_seconds", self.virtual_seconds),
+                                  ("tokens", self.tokens)) if v is not None}
+
+    def check(self, result: RunResult) -> list[Violation]:
+        out: list[Violation] = []
+        if self.executions is not None:
+            out += _count_bound("bounded.executions", _tool_events(result), self.executions, "tool executions")
+        for tool, bound in sorted(self.per_tool.items()):
+            out += _count_bound(f"bounded.executions[{tool}]", _tool_events(result, tool), bound,
+                                f"executions of {tool}")
+        if self.turns is not None:
+            out += _count_bound("bounded.turns", result.trace.model_events, self.turns, "model turns")
+        if self.virtual_seconds is not None and result.virtual_seconds > self.virtual_seconds + _EPS:
+            late = next((e for e in result.trace.events if e.get("t", 0) > self.virtual_seconds), None)
+            out.append(Violation("bounded.virtual_seconds", f"at most {self.virtual_seconds:g} virtual seconds",
+                                 f"{result.virtual_seconds:g}s", *_at(late)))
+        if self.tokens is not None:
+            total = 0
+            for e in result.trace.model_events:
+                total += e["tokens_in"] + e["tokens_out"]
+                if total > self.tokens:
+                    out.append(Violation("bounded.tokens", f"at most {self.tokens} tokens",
+                                         f"{result.tokens} tokens", *_at(e)))
+                    break
+        return out
+
+
+def _at(event: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    return (event["seq"], event["step"]) if event is not None else (None, None)
+
+
+def _count_bound(name: str, events: list[dict[str, Any]], bound: int, what: str) -> list[Violation]:
+    if len(events) <= bound:
+        return []
+    return [Violation(name, f"at most {bound} {what}", f"{len(events)} {what}", *_at(events[bound]))]
+
+
+class MaxSideEffects(Invariant):
+    """Side effects that really happened (the ledger, not the agent's belief) stay within a bound."""
+
+    name = "max_side_effects"
+
+    def __init__(self, n: int, tool: str | None = None) -> None:
+        self.n, self.tool = n, tool
+
+    def params(self) -> dict[str, Any]:
+        return {"n": self.n, "tool": self.tool} if self.tool else {"n": self.n}
+
+    def check(self, result: RunResult) -> list[Violation]:
+        applied = [f for f in result.ledger.effects if f.applied and (self.tool is None or f.tool == self.tool)]
+        if len(applied) <= self.n:
+            return []
+        what = f"side effects of {self.tool}" if self.tool else "side effects"
+        return [Violation(self.name, f"at most {self.n} {what}", f"{len(applied)} applied",
+                          *_at(_event(result, applied[self.n].seq)))]
+
+
+def _event(result: RunResult, seq: int) -> dict[str, Any] | None:
+    return next((e for e in result.trace.events if e["seq"] == seq), None)
+
+
+class Idempotent(Invariant):
+    """At most one applied effect per operation key (a timeout with applied: true counts)."""
+
+    name = "idempotent"
+
+    def check(self, result: RunResult) -> list[Violation]:
+        seen: dict[tuple[str, str], int] = {}
+        out: list[Violation] = []
+        for f in result.ledger.effects:
+            if not f.applied:
+                continue
+            k = (f.tool, f.key)
+            seen[k] = seen.get(k, 0) + 1
+            if seen[k] == 2:
+                out.append(Violation(self.name, f"operation {f.key!r} of {f.tool} applied at most once",
+                                     f"applied {result.ledger.applied_for(f.tool, f.key)} times",
+                                     *_at(_event(result, f.seq))))
+        return out
+
+
+class TerminalState(Invariant):
+    """The run ended in one of the given terminal states."""
+
+    name = "terminal_state"
+
+    def __init__(self, *states: str) -> None:
+        known = TERMINAL_STATES + HARNESS_STATES
+        for s in states:
+            if s not in known:
+                from toolchaos.fake_tools._faults import did_you_mean
+
+                raise ValueError(f"terminal_state: unknown state {s!r}{did_you_mean(s, known)}; "
+                                 f"known: {', '.join(TERMINAL_STATES)}")
+        self.states = tuple(states)
+
+    def params(self) -> dict[str, Any]:
+        return {"states": list(self.states)}
+
+    def check(self, result: RunResult) -> list[Violation]:
+        if result.terminal_state in self.states:
+            return []
+        end = result.trace.of_kind("end")
+        return [Violation(self.name, f"one of {', '.join(self.states)}", result.terminal_state,
+                          *_at(end[-1] if end else None))]
+
+
+class StopReport(Invariant):
+    """A run that did not complete gives a stop report with the required fields."""
+
+    name = "stop_report"
+
+    def __init__(self, fields: Sequence[str] = ("guard", "reason", "completed", "resume_condition")) -> None:
+        bad = [f for f in fields if f not in REPORT_FIELDS]
+        if bad:
+            raise ValueError(f"stop_report: unknown fields {bad}; known: {', '.join(REPORT_FIELDS)}")
+        self.fields = tuple(fields)
+
+    def params(self) -> dict[str, Any]:
+        return {"fields": list(self.fields)}
+
+    def check(self, result: RunResult) -> list[Violation]:
+        if result.terminal_state == "COMPLETED":
+            return []
+        end = result.trace.of_kind("end")
+        where = _at(end[-1] if end else None)
+        report = result.stop_report
+        if not report:
+            return [Violation(self.name, f"a stop report with {', '.join(self.fields)}", "no stop report", *where)]
+        missing = [f for f in self.fields
+                   if ((f not in report) if f == "completed" else (report.get(f) in (None, "")))]
+        if missing:
+            return [Violation(self.name, f"a stop report with {', '.join(self.fields)}",
+                              f"missing {', '.join(missing)}", *where)]
+        return []
+
+
+class NoExecutionAfterRefusal(Invariant):
+    """A refused call is never executed later, and nothing executes after the run ended."""
+
+    name = "no_execution_after_refusal"
+
+    def check(self, result: RunResult) -> list[Violation]:
+        refused: dict[str, dict[str, Any]] = {}
+        out: list[Violation] = []
+        for e in result.trace.events:
+            kind = e["kind"]
+            if kind == "refusal":
+                refused.setdefault(e["fp"], e)
+            elif kind == "tool" and e["fp"] in refused:
+                r = refused[e["fp"]]
+                out.append(Violation(self.name, f"{e['tool']} not executed after its refusal at event #{r['seq']}",
+                                     f"executed at event #{e['seq']}", *_at(e)))
+            elif kind == "late":
+                out.append(Violation(self.name, "no tool call after the run ended",
+                                     f"{e['tool']} called after the end", *_at(e)))
+        return out
+
+
+class RetryAfterHonoured(Invariant):
+    """After an answer with Retry-After R, the same tool is not called again for R seconds."""
+
+    name = "retry_after_honoured"
+
+    def check(self, result: RunResult) -> list[Violation]:
+        not_before: dict[str, tuple[float, dict[str, Any]]] = {}
+        out: list[Violation] = []
+        for e in _tool_events(result):
+            tool = e["tool"]
+            if tool in not_before:
+                when, src = not_before.pop(tool)
+                if e["t"] + _EPS < when:
+                    out.append(Violation(self.name, f"{tool} not called before t={when:g}s "
+                                                    f"(Retry-After at event #{src['seq']})",
+                                         f"called at t={e['t']:g}s", *_at(e)))
+            if e.get("retry_after") and e["class"] == "RETRYABLE":
+                not_before[tool] = (e["t"] + e.get("latency", 0.0) + e["retry_after"], e)
+        return out
+
+
+class NoUnchangedResend(Invariant):
+    """A call answered FATAL or PRECONDITION is not sent again with unchanged arguments."""
+
+    name = "no_unchanged_resend"
+
+    def check(self, result: RunResult) -> list[Violation]:
+        final: dict[str, dict[str, Any]] = {}
+        out: list[Violation] = []
+        for e in _tool_events(result):
+            if e["fp"] in final:
+                src = final[e["fp"]]
+                out.append(Violation(self.name, f"{e['tool']} not resent unchanged after {src['class']}/"
+                                                f"{src['code']} at event #{src['seq']}",
+                                     f"resent at event #{e['seq']}", *_at(e)))
+            elif e["class"] in ("FATAL", "PRECONDITION"):
+                final[e["fp"]] = e
+        return out
+
+
+class Completed(Invariant):
+    """Legitimate work completes: state COMPLETED and, per tool, at least N successful calls."""
+
+    name = "completed"
+
+    def __init__(self, successes: Mapping[str, int] | None = None) -> None:
+        self.successes = dict(successes or {})
+
+    def params(self) -> dict[str, Any]:
+        return {"successes": self.successes} if self.successes else {}
+
+    def check(self, result: RunResult) -> list[Violation]:
+        end = result.trace.of_kind("end")
+        where = _at(end[-1] if end else None)
+        out: list[Violation] = []
+        if result.terminal_state != "COMPLETED":
+            why = f" (guard: {result.guard})" if result.guard else ""
+            out.append(Violation(self.name, "the run to complete (no false positive)",
+                                 f"{result.terminal_state}{why}", *where))
+        for tool, n in sorted(self.successes.items()):
+            got = sum(1 for e in _tool_events(result, tool) if e["class"] == "SUCCESS")
+            if got < n:
+                out.append(Violation(f"{self.name}.successes[{tool}]", f"at least {n} successful calls of {tool}",
+                                     str(got), *where))
+        return out
+
+
+class Terminated(Invariant):
+    """The agent ended the run itself: no crash, no harness ceiling, no watchdog."""
+
+    name = "terminated"
+
+    def check(self, result: RunResult) -> list[Violation]:
+        if result.harness_stop is None:
+            return []
+        end = result.trace.of_kind("end")
+        why = {"ceiling": "the harness ceiling ended it", "watchdog": "the real-time watchdog ended it",
+               "crash": "the agent crashed", "policy": "the policy crashed", "interrupted": "interrupted"}
+        detail = why.get(result.harness_stop, result.harness_stop)
+        if result.error:
+            detail += f": {result.error.strip().splitlines()[-1]}"
+        return [Violation(self.name, "the agent to end the run itself", detail, *_at(end[-1] if end else None))]
+
+
+# --- constructors: the names YAML scenarios use -----------------------------------------
+
+
+def bounded(executions: int | None = None, per_tool: Mapping[str, int] | None = None, turns: int | None = None,
+            virtual_seconds: float | None = None, tokens: int | None = None) -> Invariant:
+    return Bounded(executions, per_tool, turns, virtual_seconds, tokens)
+
+
+def max_side_effects(n: int, tool: str | None = None) -> Invariant:
+    return MaxSideEffects(n, tool)
+
+
+def idempotent() -> Invariant:
+    return Idempotent()
+
+
+def terminal_state(*states: str) -> Invariant:
+    return TerminalState(*states)
+
+
+def stop_report(fields: Sequence[str] = ("guard", "reason", "completed", "resume_condition")) -> Invariant:
+    return StopReport(fields)
+
+
+def no_execution_after_refusal() -> Invariant:
+    return NoExecutionAfterRefusal()
+
+
+def retry_after_honoured() -> Invariant:
+    return RetryAfterHonoured()
+
+
+def no_unchanged_resend() -> Invariant:
+    return NoUnchangedResend()
+
+
+def completed(successes: Mapping[str, int] | None = None) -> Invariant:
+    return Completed(successes)
+
+
+def terminated() -> Invariant:
+    return Terminated()
+
+
+BUILTIN: dict[str, Callable[..., Invariant]] = {
+    "bounded": bounded, "max_side_effects": max_side_effects, "idempotent": idempotent,
+    "terminal_state": terminal_state, "stop_report": stop_report,
+    "no_execution_after_refusal": no_execution_after_refusal, "retry_after_honoured": retry_after_honoured,
+    "no_unchanged_resend": no_unchanged_resend, "completed": completed, "terminated": terminated,
+}
+
+HELP = {name: (cls.__doc__ or "").strip().splitlines()[0] for name, cls in {
+    "bounded": Bounded, "max_side_effects": MaxSideEffects, "idempotent": Idempotent,
+    "terminal_state": TerminalState, "stop_report": StopReport,
+    "no_execution_after_refusal": NoExecutionAfterRefusal, "retry_after_honoured": RetryAfterHonoured,
+    "no_unchanged_resend": NoUnchangedResend, "completed": Completed, "terminated": Terminated}.items()}
+
+DEFAULT: tuple[Invariant, ...] = (Terminated(), NoExecutionAfterRefusal())
+
+
+def check_all(result: RunResult, invariants: Iterable[Invariant]) -> list[Violation]:
+    invs = list(invariants) or list(DEFAULT)
+    out: list[Violation] = []
+    for inv in invs:
+        groups: dict[str, list[Violation]] = {}
+        for v in inv.check(result):
+            groups.setdefault(v.invariant, []).append(v)
+        for found in groups.values():  # one line per broken check: its first break, and how many more
+            first = found[0]
+            if len(found) > 1:
+                first = Violation(first.invariant, first.expected, f"{first.actual} (and {len(found) - 1} more)",
+                                  first.seq, first.step)
+            out.append(first)
+    return sorted(out, key=lambda v: (v.seq is None, v.seq or 0))
+
+
+def raise_for(result: RunResult, violations: Sequence[Violation]) -> None:
+    __tracebackhide__ = True
+    if violations:
+        raise InvariantViolation(result, violations)

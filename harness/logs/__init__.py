@@ -1,0 +1,29 @@
+"""Agent logs from production (toolchaos traces, OpenAI and Anthropic logs, ...) read as conversations
+a recorded policy replays.
+
+    from toolchaos.logs import conversation
+    decisions = conversation("incident.jsonl").decisions()
+"""
+
+from toolchaos.logs._importers import (
+    FORMATS,
+    Conversation,
+    LogFormatError,
+    RecordedCall,
+    RecordedTurn,
+    conversation,
+    detect,
+    fault_of,
+    load,
+    open_text,
+    parse,
+    read_records,
+    recorded_policy,
+    replay_tools,
+    select,
+)
+
+__all__ = [
+    "FORMATS", "Conversation", "LogFormatError", "RecordedCall", "RecordedTurn", "conversation", "detect",
+    "fault_of", "load", "open_text", "parse", "read_records", "recorded_policy", "replay_tools", "select",
+]

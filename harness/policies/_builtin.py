@@ -1,0 +1,509 @@
+"""Policies: the model double.
+
+A policy sees what a model would see (``ModelView``: the task, the tool results or
+errors the agent fed back, refusals from the runtime) and returns the next turn
+(``Decision``). Policies keep per-run notes in ``view.memory`` and draw randomness only
+from ``view.rng``, so the same seed replays the same conversation.
+
+The misbehaving policies reproduce how real models loop (stubborn repeat, A-B-A-B,
+jitter, paraphrase); they stop when the runtime refuses a call, as most models do when
+told so, unless wrapped in ``ignores_refusals``. The well-behaved ones (poll_until,
+paginate, obedient) are the legitimate repetition a guard must not kill.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace as dc_replace
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from toolchaos._internal.model import Decision, Feedback, ModelView
+
+
+@runtime_checkable
+class Policy(Protocol):
+    name: str
+
+    def decide(self, view: ModelView) -> Decision: ...
+
+
+class PolicyError(ValueError):
+    """A policy was built with bad parameters; the message names the policy and field.
+
+    ``field`` is the parameter at fault when the error is about one, so a scenario file
+    can point at its key even when the message does not spell the parameter's name.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _needs_met(fb: Feedback, needs: Sequence[str]) -> bool:
+    if not needs:
+        return True
+    data = fb.content
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return False
+    for path in needs:
+        cur = data
+        for part in path.split("."):
+            if not isinstance(cur, Mapping) or part not in cur:
+                return False
+            cur = cur[part]
+    return True
+
+
+def satisfied(feedback: Sequence[Feedback], needs: Sequence[str] = ()) -> bool:
+    """Did the last results give the model what it wanted (usable, non-empty data)?"""
+    return bool(feedback) and all(fb.ok and _needs_met(fb, needs) for fb in feedback)
+
+
+def refused(feedback: Sequence[Feedback]) -> Feedback | None:
+    return next((fb for fb in feedback if fb.kind == "refused"), None)
+
+
+def _stop_text(fb: Feedback) -> str:
+    return f"I cannot complete the task: the runtime refused {fb.tool} ({fb.code or 'refused'})."
+
+
+class _Base:
+    """Shared behaviour: respect refusals (unless told not to), cap turns."""
+
+    name = "policy"
+
+    def __init__(self, *, max_turns: int | None = None, respect_refusals: bool = True) -> None:
+        if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
+            raise PolicyError(f"{self.name}: max_turns must be a positive integer, got {max_turns!r}")
+        self.max_turns = max_turns
+        self.respect_refusals = respect_refusals
+
+    def decide(self, view: ModelView) -> Decision:
+        if self.respect_refusals:
+            fb = refused(view.feedback)
+            if fb is not None:
+                return Decision.final(_stop_text(fb))
+        if self.max_turns is not None and view.step > self.max_turns:
+            return Decision.final("I give up: too many attempts.")
+        return self.next(view)
+
+    def next(self, view: ModelView) -> Decision:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def tools(self) -> set[str]:
+        """Tool names this policy will call (checked against the scenario's tools)."""
+        return set()
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name}>"
+
+
+def _check_args(policy: str, args: Any) -> dict[str, Any]:
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise PolicyError(f"{policy}: args must be a mapping, got {args!r}")
+    return dict(args)
+
+
+def _check_until(policy: str, until: str) -> str:
+    if until not in ("success", "never"):
+        raise PolicyError(f"{policy}: until must be 'success' or 'never', got {until!r}")
+    return until
+
+
+class Scripted(_Base):
+    """An explicit list of turns: ``{"call": name, "args": {...}}``, ``{"calls": [...]}``, ``{"final": text}``."""
+
+    name = "scripted"
+
+    def __init__(self, steps: Sequence[Any], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.steps = [self._parse(i, s) for i, s in enumerate(steps)]
+
+    def _parse(self, i: int, step: Any) -> Decision:
+        if isinstance(step, Decision):
+            return step
+        if isinstance(step, Mapping):
+            if "final" in step:
+                return Decision.final(str(step["final"]))
+            if "call" in step:
+                return Decision.call(str(step["call"]), _check_args(self.name, step.get("args")))
+            if "calls" in step and isinstance(step["calls"], list):
+                return Decision.many([(str(c["call"]), _check_args(self.name, c.get("args"))) for c in step["calls"]])
+        raise PolicyError(f"scripted: steps[{i}] must be {{call: name, args: {{...}}}}, {{calls: [...]}}"
+                          f" or {{final: text}}; got {step!r}")
+
+    def next(self, view: ModelView) -> Decision:
+        i = view.step - 1
+        return self.steps[i] if i < len(self.steps) else Decision.final("Done.")
+
+    def tools(self) -> set[str]:
+        return {n for d in self.steps for n, _ in d.calls}
+
+
+class Stubborn(_Base):
+    """The same call every turn until the result satisfies it (or forever with until=never)."""
+
+    name = "stubborn"
+
+    def __init__(self, tool: str, args: Mapping[str, Any] | None = None, *, until: str = "success",
+                 needs: Sequence[str] = (), **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tool, self.args = tool, _check_args(self.name, args)
+        self.until = _check_until(self.name, until)
+        self.needs = tuple([needs] if isinstance(needs, str) else needs)
+
+    def next(self, view: ModelView) -> Decision:
+        if self.until == "success" and satisfied(view.feedback, self.needs):
+            return Decision.final(f"Here is the result of {self.tool}.")
+        return Decision.call(self.tool, self.vary(view))
+
+    def vary(self, view: ModelView) -> dict[str, Any]:
+        return dict(self.args)
+
+    def tools(self) -> set[str]:
+        return {self.tool}
+
+
+class Jitter(Stubborn):
+    """The same call with meaningless differences: key order, whitespace, a fresh request id."""
+
+    name = "jitter"
+
+    def vary(self, view: ModelView) -> dict[str, Any]:
+        rng = view.rng
+        items = list(self.args.items())
+        rng.shuffle(items)
+        out: dict[str, Any] = {}
+        for k, v in items:
+            if isinstance(v, str):
+                v = " " * rng.randrange(2) + v.replace(" ", "  " if rng.random() < 0.5 else " ") + " " * rng.randrange(2)
+            out[k] = v
+        out["request_id"] = f"req_{rng.getrandbits(48):012x}"
+        return out
+
+
+_PARAPHRASES = ("{q}", "find {q}", "{q} please", "search for {q}", "information about {q}", "look up {q}",
+                "details on {q}", "{q} overview", "anything about {q}", "what is known about {q}")
+
+
+class Paraphrase(Stubborn):
+    """A reworded query each turn (seeded); with until=never it never accepts the answer."""
+
+    name = "paraphrase"
+
+    def __init__(self, tool: str, args: Mapping[str, Any] | None = None, *, field: str = "query",
+                 until: str = "never", **kw: Any) -> None:
+        super().__init__(tool, args, until=until, **kw)
+        if field not in self.args:
+            raise PolicyError(f"paraphrase: args must contain the field to reword ({field!r})")
+        self.field = field
+
+    def vary(self, view: ModelView) -> dict[str, Any]:
+        out = dict(self.args)
+        out[self.field] = view.rng.choice(_PARAPHRASES).format(q=self.args[self.field])
+        return out
+
+
+class Alternate(_Base):
+    """A-B-A-B: bounces between calls (two tools that cannot be reconciled), forever."""
+
+    name = "alternate"
+
+    def __init__(self, calls: Sequence[Any], *, until: str = "never", needs: Sequence[str] = (), **kw: Any) -> None:
+        super().__init__(**kw)
+        if not isinstance(calls, (list, tuple)) or len(calls) < 2:
+            raise PolicyError(f"alternate: calls must list at least 2 calls, got {calls!r}")
+        self.calls = [(str(c["call"]), _check_args(self.name, c.get("args"))) if isinstance(c, Mapping)
+                      else (str(c[0]), _check_args(self.name, c[1])) for c in calls]
+        self.until = _check_until(self.name, until)
+        self.needs = tuple([needs] if isinstance(needs, str) else needs)
+
+    def next(self, view: ModelView) -> Decision:
+        if self.until == "success" and satisfied(view.feedback, self.needs):
+            return Decision.final("Reconciled.")
+        name, args = self.calls[(view.step - 1) % len(self.calls)]
+        return Decision.call(name, args)
+
+    def tools(self) -> set[str]:
+        return {n for n, _ in self.calls}
+
+
+class PollUntil(_Base):
+    """Legit polling: call until the status is no longer pending; give up on a fatal error."""
+
+    name = "poll_until"
+
+    def __init__(self, tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tool, self.args = tool, _check_args(self.name, args)
+
+    def next(self, view: ModelView) -> Decision:
+        fb = view.feedback
+        if fb:
+            last = fb[-1]
+            if last.kind == "ok":
+                return Decision.final(f"The job finished: {json.dumps(last.content, default=str)[:200]}")
+            if last.kind == "error" and last.retryable is False:
+                return Decision.final(f"The job cannot be checked: {last.code}.")
+        return Decision.call(self.tool, self.args)
+
+    def tools(self) -> set[str]:
+        return {self.tool}
+
+
+class Paginate(_Base):
+    """Follows the cursor until there is no next page."""
+
+    name = "paginate"
+
+    def __init__(self, tool: str, args: Mapping[str, Any] | None = None, *, cursor_arg: str = "cursor",
+                 next_field: str = "next_cursor", **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tool, self.args = tool, _check_args(self.name, args)
+        self.cursor_arg, self.next_field = cursor_arg, next_field
+
+    def next(self, view: ModelView) -> Decision:
+        pages = view.memory.setdefault("pages", 0)
+        fb = view.feedback
+        args = dict(self.args)
+        if fb:
+            last = fb[-1]
+            content = last.content
+            if isinstance(content, str):
+                try:
+                    content = json.loads(content)
+                except ValueError:
+                    content = None
+            if last.kind == "ok" and isinstance(content, Mapping):
+                view.memory["pages"] = pages + 1
+                nxt = content.get(self.next_field)
+                if not nxt:
+                    return Decision.final(f"Listed {pages + 1} pages.")
+                args[self.cursor_arg] = nxt
+            elif last.kind == "error" and last.retryable is False:
+                return Decision.final(f"Listing failed: {last.code}.")
+            else:
+                args = dict(view.memory.get("last_args", args))
+        view.memory["last_args"] = args
+        return Decision.call(self.tool, args)
+
+    def tools(self) -> set[str]:
+        return {self.tool}
+
+
+class Explore(_Base):
+    """Exploration: a new query each turn; stops after ``goal`` new facts (distinct results)."""
+
+    name = "explore"
+
+    def __init__(self, tool: str, queries: Sequence[Mapping[str, Any]], *, goal: int | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        if not queries:
+            raise PolicyError("explore: queries must not be empty")
+        self.tool, self.queries = tool, [_check_args(self.name, q) for q in queries]
+        self.goal = goal if goal is not None else len(self.queries)
+
+    def next(self, view: ModelView) -> Decision:
+        facts = view.memory.setdefault("facts", set())
+        for fb in view.feedback:
+            if fb.ok:
+                facts.add(json.dumps(fb.content, sort_keys=True, default=str))
+        if len(facts) >= self.goal:
+            return Decision.final(f"Found {len(facts)} facts.")
+        return Decision.call(self.tool, self.queries[(view.step - 1) % len(self.queries)])
+
+    def tools(self) -> set[str]:
+        return {self.tool}
+
+
+class Obedient(_Base):
+    """Wraps a policy: gives up on a non-retryable error or a refusal."""
+
+    name = "obedient"
+
+    def __init__(self, inner: Policy, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.inner = inner
+
+    def next(self, view: ModelView) -> Decision:
+        for fb in view.feedback:
+            if fb.kind == "error" and fb.retryable is False:
+                return Decision.final(f"I cannot complete the task: {fb.tool} failed ({fb.code}).")
+        return self.inner.decide(view)
+
+    def tools(self) -> set[str]:
+        return _tools_of(self.inner)
+
+
+class IgnoresRefusals(_Base):
+    """Wraps a policy: keeps asking after being refused, as some models do until a hard stop."""
+
+    name = "ignores_refusals"
+
+    def __init__(self, inner: Policy, **kw: Any) -> None:
+        super().__init__(respect_refusals=False, **kw)
+        self.inner = inner
+
+    def next(self, view: ModelView) -> Decision:
+        # The inner policy reads a refusal as one more failure worth retrying.
+        seen = [dc_replace(fb, kind="error", retryable=True) if fb.kind == "refused" else fb for fb in view.feedback]
+        return self.inner.decide(dc_replace(view, feedback=seen))
+
+    def tools(self) -> set[str]:
+        return _tools_of(self.inner)
+
+
+class Recorded(_Base):
+    """Replays the model turns of a recorded trace or agent log (any importer format), whatever the tools answer now.
+
+    ``path`` is a toolchaos trace or a log in one of ``toolchaos.logs._importers.FORMATS``
+    (``format="auto"`` detects it); ``session`` picks one session of the file (default:
+    the first). ``turns`` gives the decisions directly instead (``path`` then only says
+    where they came from). A recording keeps going after a refusal unless
+    ``respect_refusals=True``: the model it recorded did not see this runtime's refusals.
+    """
+
+    name = "recorded"
+
+    def __init__(self, path: str | Path | None = None, *, format: str = "auto", session: str | None = None,
+                 turns: Sequence[Decision] | None = None, respect_refusals: bool = False, **kw: Any) -> None:
+        super().__init__(respect_refusals=respect_refusals, **kw)
+        if path is not None and not isinstance(path, (str, Path)):
+            raise PolicyError(f"recorded: path must be the file to replay, got {path!r}", field="path")
+        if not isinstance(format, str):
+            raise PolicyError(f"recorded: format must be a format name, got {format!r}", field="format")
+        if session is not None and not isinstance(session, str):
+            # YAML reads `session: 42` or `session: 0xabc1` as a number: the id is lost unless quoted
+            raise PolicyError(f"recorded: session must be text (quote it in YAML), got {session!r}", field="session")
+        self.path = Path(path) if path is not None else None
+        self.format, self.session = format, session
+        if turns is not None:
+            self.turns = list(turns)
+        elif self.path is None:
+            raise PolicyError("recorded: path is required (the trace or log to replay)", field="path")
+        else:
+            self.turns = load_turns(self.path, format, session)
+
+    def next(self, view: ModelView) -> Decision:
+        i = view.step - 1
+        return self.turns[i] if i < len(self.turns) else Decision.final("End of the recording.")
+
+    def tools(self) -> set[str]:
+        return {n for d in self.turns for n, _ in d.calls}
+
+
+def load_turns(path: str | Path, format: str = "auto", session: str | None = None) -> list[Decision]:
+    """The model turns of one session of a trace or log, in order.
+
+    The importers' conversion, the one ``toolchaos replay`` uses: a log replays the same
+    turns from a scenario as from the command line.
+    """
+    from toolchaos.logs._importers import LogFormatError, conversation  # here: the importers import this module
+
+    try:
+        return conversation(path, format, session).decisions()
+    except LogFormatError as exc:
+        field = exc.option or "path"
+        if field == "format" and format == "auto":  # the format could not be detected: the log is at fault
+            field = "path"
+        raise PolicyError(f"recorded: {exc}", field=field) from None
+
+
+def _tools_of(policy: Any) -> set[str]:
+    fn = getattr(policy, "tools", None)
+    return set(fn()) if callable(fn) else set()
+
+
+class FunctionPolicy:
+    """A plain function ``(view) -> Decision`` used as a policy."""
+
+    def __init__(self, fn: Callable[[ModelView], Decision], name: str | None = None) -> None:
+        self.fn = fn
+        self.name: str = name or str(getattr(fn, "__name__", "function"))
+
+    def decide(self, view: ModelView) -> Decision:
+        return self.fn(view)
+
+
+# --- public constructors (the names YAML scenarios use) --------------------------------
+
+
+def scripted(steps: Sequence[Any], **kw: Any) -> Policy:
+    return Scripted(steps, **kw)
+
+
+def stubborn(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
+    return Stubborn(tool, args, **kw)
+
+
+def alternate(calls: Sequence[Any], **kw: Any) -> Policy:
+    return Alternate(calls, **kw)
+
+
+def jitter(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
+    return Jitter(tool, args, **kw)
+
+
+def paraphrase(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
+    return Paraphrase(tool, args, **kw)
+
+
+def poll_until(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
+    return PollUntil(tool, args, **kw)
+
+
+def paginate(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
+    return Paginate(tool, args, **kw)
+
+
+def explore(tool: str, queries: Sequence[Mapping[str, Any]], **kw: Any) -> Policy:
+    return Explore(tool, queries, **kw)
+
+
+def obedient(inner: Policy, **kw: Any) -> Policy:
+    return Obedient(inner, **kw)
+
+
+def ignores_refusals(inner: Policy, **kw: Any) -> Policy:
+    return IgnoresRefusals(inner, **kw)
+
+
+def recorded(path: str | Path, *, format: str = "auto", session: str | None = None, **kw: Any) -> Policy:
+    return Recorded(path, format=format, session=session, **kw)
+
+
+BUILTIN: dict[str, Callable[..., Policy]] = {
+    "scripted": scripted, "stubborn": stubborn, "alternate": alternate, "jitter": jitter,
+    "paraphrase": paraphrase, "poll_until": poll_until, "paginate": paginate, "explore": explore,
+    "obedient": obedient, "ignores_refusals": ignores_refusals, "recorded": recorded,
+}
+
+HELP: dict[str, str] = {name: (cls.__doc__ or "").strip().splitlines()[0] for name, cls in {
+    "scripted": Scripted, "stubborn": Stubborn, "alternate": Alternate, "jitter": Jitter,
+    "paraphrase": Paraphrase, "poll_until": PollUntil, "paginate": Paginate, "explore": Explore,
+    "obedient": Obedient, "ignores_refusals": IgnoresRefusals, "recorded": Recorded}.items()}
+
+
+def tools_of(policy: Policy) -> set[str]:
+    """Tool names a policy will call, where it can tell (for load-time checks)."""
+    return _tools_of(policy)
+
+
+def as_policy(obj: Any) -> Policy:
+    # What isinstance(obj, Policy) checks, without typing's protocol machinery (~20 us a run).
+    if callable(getattr(obj, "decide", None)) and hasattr(obj, "name"):
+        return obj  # type: ignore[no-any-return]
+    if callable(obj):
+        return FunctionPolicy(obj)
+    raise PolicyError(f"expected a policy or a function (view) -> Decision, got {obj!r}")
+
+
+def names() -> Iterable[str]:
+    return BUILTIN.keys()

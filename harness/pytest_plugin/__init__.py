@@ -1,0 +1,155 @@
+"""The pytest plugin: a thin adapter over the harness (options, marker, fixture).
+
+- ``--chaos`` turns chaos testing on; without it chaos tests are skipped with a reason
+  that says how to run them.
+- ``@pytest.mark.chaos(agent=..., seed=..., budgets=..., ceiling=...)``: the marker's
+  arguments are ``toolchaos.Chaos``'s own, validated by the same code.
+- ``chaos`` fixture: a ``toolchaos.Chaos`` for the test, its runs named after the test.
+- ``--chaos-agent=module:attr`` (ini ``chaos_agent``), ``--chaos-seed=N``,
+  ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
+- ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
+  for every run of the session whose test or scenario sets no ``real_seconds`` of its own
+  (``toolchaos._engine.set_session_real_seconds``).
+- Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
+  under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
+  certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
+  files name Python code. See ``toolchaos.pytest_plugin._items``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolchaos._engine import (
+    DEFAULT_REAL_SECONDS,
+    SDK_REAL_SECONDS,
+    check_real_seconds,
+    safe_name,
+    set_session_real_seconds,
+)
+from toolchaos._internal import clock as _clock
+from toolchaos._session import Chaos
+from toolchaos.pytest_plugin import _items as _yaml_items
+
+# Certification reports (--chaos-report, --chaos-require) live in their own module.
+pytest_plugins = ["toolchaos.pytest_plugin._report"]
+
+SKIP_REASON = "chaos test: run it with `pytest --chaos`"
+REAL_SECONDS_OPTION = "--chaos-real-seconds"
+REAL_SECONDS_INI = "chaos_real_seconds"
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool
+    agent: str
+    seed: int
+    artifacts: Path | None
+
+
+settings_key = pytest.StashKey[Settings]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolchaos", "chaos tests for agent tool loops (toolchaos)")
+    group.addoption("--chaos", action="store_true", default=False,
+                    help="run chaos tests (@pytest.mark.chaos tests and chaos scenarios)")
+    group.addoption("--chaos-agent", default=None, metavar="REF",
+                    help="agent under test, 'package.module:attr' or 'builtin:NAME' "
+                         "(default: ini chaos_agent, else builtin:guarded)")
+    group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
+    group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
+                    help="also fuzz every scenario's fault schedules with N examples "
+                         "(scenarios with a fuzz: block are fuzzed anyway, with their own count)")
+    group.addoption("--chaos-artifacts", default=None, metavar="DIR",
+                    help="write each run's trace to DIR/<test-or-scenario-id>.trace.jsonl")
+    group.addoption("--chaos-certify", action="store_true", default=False,
+                    help="also run the bundled certification suite (implies --chaos)")
+    # A string, not type=float: the ini value goes through the same check (_real_seconds).
+    group.addoption(REAL_SECONDS_OPTION, default=None, metavar="SECONDS",
+                    help="real-time limit of each chaos run: the watchdog ends an agent still running after "
+                         "SECONDS as a failure (WATCHDOG); a scenario's or test's own ceiling real_seconds "
+                         f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
+                         f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
+    parser.addini("chaos_agent", "agent under test for chaos runs ('module:attr' or 'builtin:NAME')",
+                  default="builtin:guarded")
+    parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
+                                    f"(default {DEFAULT_REAL_SECONDS:g}; {SDK_REAL_SECONDS:g} for toolchaos.wire SDK "
+                                    "agents)", default="")
+    _yaml_items.add_ini(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "chaos(agent=None, seed=None, budgets=None, ceiling=None): a chaos test, run only with "
+                   "--chaos; the arguments are toolchaos.Chaos's own")
+    opt = config.option
+    agent = opt.chaos_agent or config.getini("chaos_agent") or "builtin:guarded"
+    artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
+    limit = _real_seconds(config)
+    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
+    config.stash[settings_key] = settings
+    if limit is not None:
+        # Process-wide: runs reach the engine by paths that never see this config (the chaos
+        # fixture, scenario items, toolchaos.wire.run, toolchaos.run called from a test). The
+        # cleanup puts the previous limit back, so an in-process inner session does not leak.
+        config.add_cleanup(set_session_real_seconds(*limit))
+    if settings.enabled:
+        _clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
+
+
+def _real_seconds(config: pytest.Config) -> tuple[float, str] | None:
+    """The session's real-time limit and its source: the command line, else the ini file, else None.
+
+    Both go through the CLI's check (``check_real_seconds``: 0, a negative number, nan, inf or
+    not a number), reported as a usage error naming the option and the value.
+    """
+    raw: Any = config.option.chaos_real_seconds
+    source = REAL_SECONDS_OPTION
+    if raw is None:
+        raw = config.getini(REAL_SECONDS_INI)
+        source = f"ini option {REAL_SECONDS_INI}"
+        if not str(raw).strip():
+            return None
+    try:
+        return check_real_seconds(raw, source), source
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    return _yaml_items.collect_file(file_path, parent)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselection sees the items
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    _yaml_items.add_certification_suite(session, config, items)
+    if config.stash[settings_key].enabled:
+        return
+    skip = pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        if item.get_closest_marker("chaos") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def chaos(request: pytest.FixtureRequest) -> Chaos:
+    """A ``toolchaos.Chaos`` for this test: agent, seed and artifacts from the command line and marker."""
+    settings = request.config.stash[settings_key]
+    if not settings.enabled:
+        pytest.skip(SKIP_REASON)
+    marker = request.node.get_closest_marker("chaos")
+    kwargs: dict[str, Any] = {"agent": settings.agent, "seed": settings.seed, "artifacts": settings.artifacts,
+                              "name": safe_name(request.node.nodeid)}
+    if marker is not None:
+        if marker.args:
+            raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.chaos takes keyword arguments only "
+                                    f"(agent=, seed=, budgets=, ceiling=)")
+        kwargs.update({k: v for k, v in marker.kwargs.items() if v is not None})
+    try:
+        return Chaos(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"{request.node.nodeid}: bad @pytest.mark.chaos arguments: {exc}") from None

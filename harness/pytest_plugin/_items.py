@@ -1,0 +1,186 @@
+"""pytest items for scenario files: one item per scenario (per variant), under ``--chaos``.
+
+``toolchaos.pytest_plugin`` forwards two hooks here and stays a thin adapter:
+
+- ``collect_file``: a file matching the ini option ``chaos_scenario_pattern`` (default
+  ``*.chaos.yaml``) becomes a ``ScenarioFile``; its items are named after the scenario
+  id (``id[variant]`` for variants). A file that does not load is a collection error
+  that shows the file, line, column and the source line, never a harness traceback.
+- ``add_certification_suite``: under ``--chaos-certify``, the bundled certification suite
+  (installed as the package ``toolchaos_scenarios``) is collected too, wherever pytest
+  runs, with node ids ``toolchaos_scenarios/certification/<file>::<id>``.
+
+A failing item renders its own failure (``repr_failure``): the invariant that broke,
+expected vs actual, the YAML of that expectation, the trace around the step where it
+broke, and the path of the trace file (``--chaos-artifacts=DIR``; without it the trace
+of a failing scenario is written under pytest's cache directory).
+
+Which agent runs a scenario: ``--chaos-agent`` on the command line, else the scenario's
+own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``. The seed:
+``--chaos-seed``, else the scenario's ``seed``. The real-time limit: the scenario's
+``ceiling: {real_seconds: ...}``, else ``--chaos-real-seconds``, else the ini option
+``chaos_real_seconds``, else 5 s (the engine applies the session's limit to every run whose
+ceiling sets none: ``toolchaos._engine.set_session_real_seconds``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
+    from toolchaos.certification._suite import Verdict
+    from toolchaos.scenario._loader import Scenario
+
+SCENARIO_PATTERN = "*.chaos.yaml"
+PATTERN_INI = "chaos_scenario_pattern"
+IMPORTS_INI = "chaos_allow_imports"
+SUITE_PREFIX = "toolchaos_scenarios/certification"
+
+verdicts_key = pytest.StashKey[list["Verdict"]]()  # every verdict of this session (this process)
+
+
+def add_ini(parser: pytest.Parser) -> None:
+    parser.addini(PATTERN_INI, "file name pattern of chaos scenario files (default *.chaos.yaml)",
+                  default=SCENARIO_PATTERN)
+    parser.addini(IMPORTS_INI, "let scenario files name Python code as 'module:attr' (custom agent, policy, "
+                               "invariant)", type="bool", default=False)
+
+
+def _enabled(config: pytest.Config) -> bool:
+    opt = config.option
+    return bool(getattr(opt, "chaos", False) or getattr(opt, "chaos_certify", False))
+
+
+def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
+    config = parent.config
+    if not _enabled(config):
+        return None
+    pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
+    if not fnmatch.fnmatch(file_path.name, pattern):
+        return None
+    file: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
+    return file
+
+
+def add_certification_suite(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Append the bundled certification suite's items (``--chaos-certify``)."""
+    if not getattr(config.option, "chaos_certify", False):
+        return
+    from toolchaos.certification._suite import suite_files
+
+    seen = {Path(str(getattr(i, "path", ""))).resolve() for i in items if isinstance(i, ScenarioItem)}
+    for f in suite_files("certification"):
+        path = Path(str(f))
+        if path.resolve() in seen:
+            continue  # already collected from the command line's paths
+        node = ScenarioFile.from_parent(session, path=path, nodeid=f"{SUITE_PREFIX}/{path.name}")
+        node.certification = True
+        items.extend(session.genitems(node))
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file: one item per scenario (one per variant)."""
+
+    certification = False
+
+    def collect(self) -> Iterator[ScenarioItem]:
+        from toolchaos.scenario._loader import load_file
+
+        allow = False if self.certification else bool(self.config.getini(IMPORTS_INI))
+        for sc in load_file(_relative(self.path), allow_imports=allow):
+            yield ScenarioItem.from_parent(self, name=sc.name, scenario=sc)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        from toolchaos.scenario._loader import ScenarioError
+
+        if isinstance(excinfo.value, ScenarioError):
+            return f"invalid chaos scenario\n{excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+def _relative(path: Path) -> Path:
+    """The path as the user will read it in messages: relative to the working directory when under it."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+class ScenarioFailed(AssertionError):
+    """A scenario's expectations broke; ``verdict`` says which and where."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        super().__init__(verdict.headline())
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario run against the agent under test."""
+
+    def __init__(self, *, scenario: Scenario, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.scenario = scenario
+        self.verdict: Verdict | None = None
+        self.extra_keyword_matches.update({scenario.category, scenario.severity, *scenario.tags})
+
+    def _agent(self) -> str:
+        opt = self.config.option
+        return str(opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded")
+
+    def runtest(self) -> None:
+        from toolchaos.certification._suite import run_scenario
+
+        opt = self.config.option
+        artifacts = Path(opt.chaos_artifacts) if getattr(opt, "chaos_artifacts", None) else None
+        verdict = run_scenario(self.scenario, self._agent(), seed=opt.chaos_seed, artifacts=artifacts)
+        self.verdict = verdict
+        self.config.stash.setdefault(verdicts_key, []).append(verdict)
+        _hand_to_reports(self, verdict)
+        if not verdict.passed:
+            if verdict.result.trace.path is None:
+                _keep_trace(self.config, verdict)
+            raise ScenarioFailed(verdict)
+        examples = getattr(opt, "chaos_fuzz", None)
+        if self.scenario.fuzz is not None or examples:
+            # The fixed schedule held; now vary it. A failure is an AssertionError whose
+            # message carries the shrunk case as a complete YAML scenario.
+            from toolchaos.fuzzing._core import fuzz_scenario
+
+            fuzz_scenario(self.scenario, self.scenario.fuzz, agent=self._agent(), examples=examples).check()
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ScenarioFailed):
+            from toolchaos.certification._suite import render_failure
+
+            return render_failure(excinfo.value.verdict)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, self.scenario.line - 1, f"chaos scenario {self.scenario.name}"
+
+
+def _hand_to_reports(item: pytest.Item, verdict: Verdict) -> None:
+    try:
+        from toolchaos.pytest_plugin._report import record_verdict
+    except ImportError:  # pragma: no cover - reports are optional
+        return
+    record_verdict(item, verdict)
+
+
+def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:
+    """A failing scenario's trace goes under pytest's cache when no artifacts directory was given."""
+    from toolchaos._engine import safe_name
+
+    cache = getattr(config, "cache", None)
+    if cache is None:
+        return
+    try:
+        folder = Path(cache.mkdir("toolchaos-traces"))
+        verdict.result.trace.write(folder / f"{safe_name(verdict.id)}.trace.jsonl")
+    except OSError:  # pragma: no cover - a read-only cache: the report says the trace was not written
+        return

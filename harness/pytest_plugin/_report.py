@@ -1,0 +1,208 @@
+"""The pytest side of certification reports: ``--chaos-report=DIR`` and ``--chaos-require=LEVEL``.
+
+A pytest plugin module of its own, registered by ``toolchaos.pytest_plugin`` (its
+``pytest_plugins``), so the main plugin stays a thin adapter. The scenario item hands
+its verdict over with ``record_verdict(item, verdict)``; the entry travels on the test
+report (plain JSON data, so it crosses pytest-xdist workers), the controller collects
+them and writes the reports at the end of the session.
+
+``--chaos-require=LEVEL`` makes the certification level decide the exit status: a
+session whose only failures are chaos scenarios passes when the level is reached, and
+any session fails when it is not (no scenario ran counts as not reached). Without it,
+pytest's exit status is untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.reports._core import (
+    LEVEL_ORDER,
+    LEVELS,
+    ReportError,
+    RunMeta,
+    _now,
+    certified,
+    check_level,
+    level_reached,
+    scenario_entry,
+    write_entries,
+)
+
+REPORT_ATTR = "toolchaos_scenario"  # the attribute a scenario's call report carries
+
+
+@dataclass
+class _Collector:
+    out_dir: Path | None
+    require: str | None
+    worker: bool
+    started: datetime = field(default_factory=_now)
+    entries: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
+    other_failures: int = 0
+    written: dict[str, Path] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.out_dir is not None or self.require is not None
+
+
+collector_key = pytest.StashKey[_Collector]()
+_entry_key = pytest.StashKey[list[Any]]()
+
+
+def add_report_options(group: Any) -> None:
+    """The report options, in the plugin's ``toolchaos`` option group."""
+    group.addoption("--chaos-report", default=None, metavar="DIR",
+                    help="write the certification report (report.json, report.md, report.html, junit.xml, traces) "
+                         "to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
+    group.addoption("--chaos-require", default=None, metavar="LEVEL",
+                    help="the certification level the exit status requires: "
+                         + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
+                         + " (failures below it do not fail the run; not reaching it does)")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_report_options(parser.getgroup("toolchaos", "chaos tests for agent tool loops (toolchaos)"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    opt = config.option
+    require = getattr(opt, "chaos_require", None)
+    if require is not None:
+        try:
+            check_level(require)
+        except ReportError as exc:
+            raise pytest.UsageError(f"--chaos-require: {exc}") from None
+    out = getattr(opt, "chaos_report", None)
+    col = _Collector(Path(out) if out else None, require, hasattr(config, "workerinput"))
+    config.stash[collector_key] = col
+    if col.active:
+        config.pluginmanager.register(_ReportHooks(config, col), "toolchaos-report")
+
+
+def record_verdict(item: pytest.Item, verdict: ScenarioVerdict) -> None:
+    """Called by a scenario item once it has its verdict (a no-op unless reports are on)."""
+    col = item.config.stash.get(collector_key, None)
+    if col is None or not col.active:
+        return
+    entry, events = scenario_entry(verdict)
+    item.stash[_entry_key] = json.loads(json.dumps([entry, events], default=str))
+
+
+class _ReportHooks:
+    """Per-session hooks, registered only when --chaos-report or --chaos-require is given."""
+
+    def __init__(self, config: pytest.Config, col: _Collector) -> None:
+        self.config = config
+        self.col = col
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
+        if call.when == "call":
+            entry = item.stash.get(_entry_key, None)
+            if entry is not None:
+                setattr(report, REPORT_ATTR, entry)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.col.worker:
+            return  # the controller collects what the workers send
+        entry = getattr(report, REPORT_ATTR, None)
+        if entry is not None:
+            self.col.entries.append((entry[0], entry[1]))
+        elif report.failed:
+            self.col.other_failures += 1
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and not self.col.worker:
+            self.col.other_failures += 1
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.col.started = _now()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        col = self.col
+        if col.worker:
+            return
+        if col.out_dir is not None:
+            try:
+                col.written = write_entries(col.entries, _meta(session.config, col), col.out_dir)
+            except (ReportError, OSError) as exc:
+                col.error = str(exc)
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+                return
+        if col.require is None:
+            return
+        status = session.exitstatus
+        if certified([e for e, _ in col.entries], col.require):
+            if status == pytest.ExitCode.TESTS_FAILED and col.other_failures == 0:
+                session.exitstatus = pytest.ExitCode.OK
+        elif status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        col = self.col
+        if col.worker:
+            return
+        tr = terminalreporter
+        if col.error:
+            tr.write_line(f"toolchaos: could not write the report: {col.error}", red=True)
+            return
+        entries = [e for e, _ in col.entries]
+        passed = sum(e["verdict"] == "pass" for e in entries)
+        require = col.require or "all"
+        ok = certified(entries, require)
+        tr.section("toolchaos certification", sep="-", green=ok, red=not ok, bold=True)
+        if not entries:
+            tr.write_line("no chaos scenario ran (run with --chaos); nothing is certified")
+        else:
+            word = "CERTIFIED" if ok else "NOT CERTIFIED"
+            tr.write_line(f"{word}: level reached {level_reached(entries)}, required {require}; "
+                          f"{passed}/{len(entries)} scenarios passed", green=ok, red=not ok, bold=True)
+            if col.require and ok and passed < len(entries):
+                tr.write_line(f"failures below level {require} do not fail the run (--chaos-require={require})")
+        if col.written:
+            tr.write_line(f"report: {col.written['html']} (also report.md, report.json, junit.xml)")
+
+
+def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
+    agent: Any = None
+    seed = 0
+    try:
+        from toolchaos.pytest_plugin import settings_key
+
+        settings = config.stash[settings_key]
+        agent, seed = settings.agent, settings.seed
+    except (ImportError, KeyError, AttributeError):  # pragma: no cover - the main plugin is not loaded
+        agent = getattr(config.option, "chaos_agent", None)
+        seed = int(getattr(config.option, "chaos_seed", 0) or 0)
+    agents = {e.get("agent") for e, _ in col.entries if e.get("agent")}
+    if len(agents) == 1:  # every scenario ran one agent (perhaps the scenarios' own, not the option's)
+        agent = agents.pop()
+    files = [e.get("file") or "" for e, _ in col.entries]
+    suite, version = "custom", None
+    if files and all(f.startswith("toolchaos_scenarios/certification/") for f in files):
+        suite = "certification"
+        try:
+            import importlib
+
+            version = getattr(importlib.import_module("toolchaos.certification._suite"), "SUITE_VERSION", None)
+        except ImportError:  # pragma: no cover - the certification runner is not there yet
+            pass
+    return RunMeta(agent=str(agent or "builtin:guarded"), seed=seed, suite=suite,
+                   suite_version=None if version is None else str(version), started=col.started, ended=_now(),
+                   require=col.require or "all")
+
+
+__all__ = ["LEVEL_ORDER", "add_report_options", "record_verdict"]

@@ -1,0 +1,400 @@
+"""report.html: one self-contained page (no network, no external file) with a timeline per run.
+
+The timeline is an inline SVG, one column per trace event in order, one lane per
+participant:
+
+- **model** lane: a dot per model turn that asked for tool calls, a diamond for a final answer;
+- one lane per **tool**: a block per executed call, coloured by outcome class
+  (SUCCESS, RETRYABLE, PRECONDITION, FATAL, PENDING); a grey crossed block for a call the
+  runtime refused before execution; a dashed outline for a call asked for but never
+  handled; purple for a call after the end;
+- **effects** lane: a square where a side effect really happened (the ledger), red
+  when that operation key had already been applied (a duplicate);
+- a red dashed line where an invariant broke, and a black line at the end with the
+  terminal state.
+
+The x axis is event order, not time: agents do many things at the same virtual instant,
+and a retry storm at t=0 would collapse into one pixel. Virtual time is written under
+the axis. Every mark has a ``<title>`` (hover text) with the event's details.
+
+A tiny inline script marks the page with the number of timelines the browser actually
+laid out (``data-timelines-drawn`` on ``<html>``), which the project's browser test reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from toolchaos._internal.trace import Trace
+from toolchaos.reports._markdown import ended_line, first_break, where
+
+CLASS_COLOURS = {"SUCCESS": "#2f9e44", "RETRYABLE": "#f76707", "PRECONDITION": "#e6a700", "FATAL": "#e03131",
+                 "PENDING": "#1c7ed6"}
+REFUSAL, SKIPPED, LATE, MODEL, EFFECT, DUP, BREAK = ("#6c757d", "#868e96", "#ae3ec9", "#343a40", "#212529",
+                                                      "#c92a2a", "#c92a2a")
+LABEL_W, LANE_H, TOP, BOTTOM, RIGHT = 118, 22, 30, 34, 150
+MAX_TRACE_ROWS = 400
+
+CSS = """
+:root{--fg:#212529;--muted:#6c757d;--line:#dee2e6;--ok:#2f9e44;--bad:#c92a2a;--warn:#e67700;--bg2:#f8f9fa}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:var(--fg);
+ margin:0 auto;max-width:1180px;padding:24px}
+h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 10px}h3{font-size:16px;margin:0 0 6px}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:var(--bg2);border:1px solid var(--line);padding:8px;overflow:auto;max-height:480px}
+table{border-collapse:collapse;margin:8px 0 12px}th,td{border:1px solid var(--line);padding:4px 8px;
+ text-align:left;vertical-align:top}th{background:var(--bg2)}td.n{text-align:right}
+.summary{border:2px solid var(--line);border-radius:8px;padding:16px 20px}
+.summary.certified{border-color:var(--ok)}.summary.not-certified{border-color:var(--bad)}
+.verdict{font-size:20px;font-weight:700;margin:0 0 10px}
+.certified .verdict{color:var(--ok)}.not-certified .verdict{color:var(--bad)}
+dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 16px;margin:0 0 8px}dl.meta dt{color:var(--muted)}
+dl.meta dd{margin:0}
+.badge{display:inline-block;min-width:44px;text-align:center;border-radius:4px;padding:0 6px;color:#fff;
+ font-size:12px;font-weight:700;margin-right:6px}
+.badge.pass{background:var(--ok)}.badge.fail{background:var(--bad)}.badge.error{background:var(--warn)}
+.yes{color:var(--ok);font-weight:700}.no{color:var(--bad);font-weight:700}
+article.scenario{border:1px solid var(--line);border-left:6px solid var(--ok);border-radius:6px;
+ padding:12px 16px;margin:14px 0}
+article.scenario.fail{border-left-color:var(--bad)}article.scenario.error{border-left-color:var(--warn)}
+.muted{color:var(--muted)}.scroll{overflow-x:auto}
+svg.timeline{display:block;margin:8px 0}svg text{font:11px system-ui,sans-serif;fill:#343a40}
+svg .lane-bg{fill:#f8f9fa}svg .axis{stroke:#adb5bd}
+tr.broke td{background:#fff5f5}
+table.invariants td:first-child,table.invariants td:last-child{white-space:nowrap}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0 10px;font-size:12px}
+.legend .key{display:inline-flex;align-items:center;gap:5px}
+"""
+
+SCRIPT = """
+(function(){var n=0;var svgs=document.querySelectorAll('svg.timeline');
+for(var i=0;i<svgs.length;i++){var s=svgs[i];var b=s.getBBox();
+if(b.width>0&&b.height>0&&s.querySelectorAll('.ev').length>0){n++;s.setAttribute('data-drawn','true');}}
+document.documentElement.setAttribute('data-timelines-drawn',String(n));})();
+"""
+
+
+def e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".")
+
+
+def anchor(sid: str) -> str:
+    return "s-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in sid)
+
+
+# --- the timeline ------------------------------------------------------------------------
+
+
+def _event_title(ev: Mapping[str, Any]) -> str:
+    head = f"#{ev.get('seq')} step {ev.get('step')} t={ev.get('t', 0):g}s"
+    kind = ev["kind"]
+    if kind == "model":
+        if ev.get("calls"):
+            asked = ", ".join(f"{c['tool']}({json.dumps(c.get('args', {}), sort_keys=True)})" for c in ev["calls"])
+            return f"{head} model asks: {asked} [{ev.get('tokens_in', 0)}+{ev.get('tokens_out', 0)} tokens]"
+        return f"{head} model answers: {ev.get('final')!r} [{ev.get('tokens_in', 0)}+{ev.get('tokens_out', 0)} tokens]"
+    args = json.dumps(ev.get("args", {}), sort_keys=True)
+    if len(args) > 160:
+        args = args[:159] + "…"
+    if kind == "tool":
+        eff = f" effects={ev['effects']}" if ev.get("effects") is not None else ""
+        ra = f" retry_after={ev['retry_after']:g}s" if ev.get("retry_after") else ""
+        return f"{head} {ev['tool']}{args} -> {ev.get('class')}/{ev.get('code')}{ra}{eff}"
+    if kind == "refusal":
+        return f"{head} REFUSED {ev['tool']}{args} by {ev.get('guard')}: {ev.get('reason')}"
+    if kind == "skipped":
+        return f"{head} {ev['tool']} asked for, never executed nor refused"
+    if kind == "late":
+        return f"{head} {ev['tool']}{args} called after the run ended"
+    if kind == "end":
+        return f"{head} end: {ev.get('state')} {ev.get('reason') or ev.get('error') or ''}".rstrip()
+    return head
+
+
+def timeline_svg(s: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
+    """The timeline picture of one run as an inline SVG element."""
+    body = [ev for ev in events if ev["kind"] != "end"]
+    end = next((ev for ev in reversed(events) if ev["kind"] == "end"), None)
+    tools: list[str] = []
+    for ev in body:
+        if ev.get("tool") and ev["kind"] != "model" and ev["tool"] not in tools:
+            tools.append(ev["tool"])
+    tools += [t for t in s.get("executions", {}) if t not in tools]
+    lanes = ["model", *tools] + (["effects"] if s.get("side_effects") or s.get("effects") else [])
+    n = max(len(body), 1)
+    col = max(4.0, min(28.0, 760.0 / n))
+    width = max(LABEL_W + n * col + RIGHT, 560.0)
+    height = TOP + len(lanes) * LANE_H + BOTTOM
+    lane_y = {name: TOP + i * LANE_H for i, name in enumerate(lanes)}
+    index = {ev.get("seq"): i for i, ev in enumerate(body)}
+
+    def x(i: int) -> float:
+        return LABEL_W + i * col + col / 2
+
+    out = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" role="img" width="{_f(width)}" '
+           f'height="{height}" viewBox="0 0 {_f(width)} {height}" data-events="{len(body)}" '
+           f'aria-label="timeline of {e(s["id"])}: {len(body)} events">']
+    for i, name in enumerate(lanes):
+        y = lane_y[name]
+        if i % 2 == 0:
+            out.append(f'<rect class="lane-bg" x="0" y="{y}" width="{_f(width)}" height="{LANE_H}"/>')
+        label = name if len(name) <= 17 else name[:16] + "…"
+        out.append(f'<text x="6" y="{y + 15}">{e(label)}</text>')
+    half = max(col - 2.0, 2.0) / 2
+    for i, ev in enumerate(body):
+        cx, kind = x(i), ev["kind"]
+        title = f"<title>{e(_event_title(ev))}</title>"
+        if kind == "model":
+            my = lane_y["model"] + LANE_H / 2
+            r = max(min(col / 2 - 1, 5.0), 1.5)
+            if ev.get("calls"):
+                out.append(f'<circle class="ev ev-model" cx="{_f(cx)}" cy="{_f(my)}" r="{_f(r)}" fill="{MODEL}">'
+                           f'{title}</circle>')
+            else:
+                d = r + 1
+                pts = f"{_f(cx)},{_f(my - d)} {_f(cx + d)},{_f(my)} {_f(cx)},{_f(my + d)} {_f(cx - d)},{_f(my)}"
+                out.append(f'<polygon class="ev ev-final" points="{pts}" fill="{MODEL}">{title}</polygon>')
+            continue
+        lane = ev.get("tool") if ev.get("tool") in lane_y else None
+        if lane is None:
+            continue
+        y0 = lane_y[lane] + 4
+        h = LANE_H - 8
+        rect = f'x="{_f(cx - half)}" y="{y0}" width="{_f(2 * half)}" height="{h}"'
+        if kind == "tool":
+            colour = CLASS_COLOURS.get(str(ev.get("class")), "#adb5bd")
+            out.append(f'<rect class="ev ev-tool cls-{e(ev.get("class"))}" {rect} fill="{colour}">{title}</rect>')
+        elif kind == "refusal":
+            cross = ""
+            if half >= 3:
+                cross = (f'<path d="M{_f(cx - half + 1)},{y0 + 1}L{_f(cx + half - 1)},{y0 + h - 1}M{_f(cx + half - 1)},'
+                         f'{y0 + 1}L{_f(cx - half + 1)},{y0 + h - 1}" stroke="#fff" stroke-width="1.5"/>')
+            out.append(f'<g class="ev ev-refusal"><rect {rect} fill="{REFUSAL}"/>{cross}{title}</g>')
+        elif kind == "skipped":
+            out.append(f'<rect class="ev ev-skipped" {rect} fill="none" stroke="{SKIPPED}" stroke-dasharray="2,2">'
+                       f'{title}</rect>')
+        elif kind == "late":
+            out.append(f'<rect class="ev ev-late" {rect} fill="{LATE}">{title}</rect>')
+    # side effects that really happened (the ledger), duplicates in red
+    seen: dict[tuple[str, str], int] = {}
+    ey = lane_y.get("effects", 0) + LANE_H / 2
+    for f in s.get("effects", []):
+        if not f["applied"] or f["seq"] not in index or "effects" not in lane_y:
+            continue
+        k = (f["tool"], f["key"])
+        seen[k] = seen.get(k, 0) + 1
+        dup = seen[k] > 1
+        side = max(min(col - 3, 9.0), 2.0)
+        colour = DUP if dup else EFFECT
+        what = f"duplicate #{seen[k]} of operation" if dup else "side effect applied: operation"
+        known = " (the caller could not know: timeout)" if f["status"] == "unknown" else ""
+        cx = x(index[f["seq"]])
+        out.append(f'<rect class="ev ev-effect{" dup" if dup else ""}" x="{_f(cx - side / 2)}" y="{_f(ey - side / 2)}" '
+                   f'width="{_f(side)}" height="{_f(side)}" fill="{colour}"><title>#{f["seq"]} {e(f["tool"])}: '
+                   f'{e(what)} {e(f["key"])}{e(known)}</title></rect>')
+    bottom = TOP + len(lanes) * LANE_H
+    # where invariants broke
+    endx = LABEL_W + len(body) * col + 2
+    breaks: dict[int, list[str]] = {}
+    for inv in s.get("invariants", []):
+        for v in inv.get("violations", []):
+            i = index.get(v.get("seq"), len(body))  # the end event, or no event: at the end line
+            breaks.setdefault(i, []).append(v["invariant"])
+    for n_label, (i, names) in enumerate(sorted(breaks.items())):
+        bx = x(i) if i < len(body) else endx
+        ly = 11 + (n_label % 2) * 11
+        label = "✕ " + ", ".join(dict.fromkeys(names))
+        # anchor the label to the line's left when it would run off the picture
+        tx, anchor_attr = (bx + 3, "") if bx + 3 + 6.5 * len(label) < width else (bx - 3, ' text-anchor="end"')
+        out.append(f'<g class="break"><line x1="{_f(bx)}" y1="{TOP - 4}" x2="{_f(bx)}" y2="{bottom}" stroke="{BREAK}" '
+                   f'stroke-width="1.5" stroke-dasharray="4,3"/><text x="{_f(tx)}" y="{ly}"{anchor_attr} '
+                   f'style="fill:{BREAK}">{e(label)}</text><title>invariant broke here: {e(", ".join(names))}</title></g>')
+    # the end
+    state = end.get("state") if end else s.get("terminal_state")
+    out.append(f'<g class="end"><line x1="{_f(endx)}" y1="{TOP}" x2="{_f(endx)}" y2="{bottom}" stroke="#212529" '
+               f'stroke-width="2"/><text x="{_f(endx + 4)}" y="{TOP + 14}">{e(state)}</text>'
+               f'<text x="{_f(endx + 4)}" y="{TOP + 28}" class="muted">{_f(s["figures"]["virtual_seconds"])} s</text>'
+               f'<title>{e(_event_title(end) if end else state)}</title></g>')
+    # axis: event order, with virtual time under a few ticks
+    out.append(f'<line class="axis" x1="{LABEL_W}" y1="{bottom + 2}" x2="{_f(endx)}" y2="{bottom + 2}"/>')
+    ticks = sorted({0, len(body) - 1, *(round(j * (len(body) - 1) / 6) for j in range(1, 6))}) if body else []
+    last_x, last_label = -100.0, ""
+    for i in ticks:
+        tx = x(i)
+        label = _f(float(body[i].get("t", 0)))
+        if tx - last_x < 46 or label == last_label:
+            continue
+        last_x, last_label = tx, label
+        out.append(f'<line class="axis" x1="{_f(tx)}" y1="{bottom + 2}" x2="{_f(tx)}" y2="{bottom + 6}"/>'
+                   f'<text x="{_f(tx)}" y="{bottom + 18}" text-anchor="middle">t={label}s</text>')
+    out.append(f'<text x="6" y="{bottom + 18}" class="muted">event order →</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def legend() -> str:
+    """The key to the timelines: HTML that wraps on narrow screens, one tiny SVG per mark."""
+    items: list[tuple[str, str]] = [(c.title(), f'<rect x="0" y="3" width="10" height="12" fill="{col}"/>')
+                                    for c, col in CLASS_COLOURS.items()]
+    items += [
+        ("Refused", f'<rect x="0" y="3" width="10" height="12" fill="{REFUSAL}"/>'),
+        ("Never handled", f'<rect x="0" y="3" width="10" height="12" fill="none" stroke="{SKIPPED}" '
+                          f'stroke-dasharray="2,2"/>'),
+        ("Model turn", f'<circle cx="5" cy="9" r="4.5" fill="{MODEL}"/>'),
+        ("Final answer", f'<polygon points="5,3 11,9 5,15 -1,9" fill="{MODEL}"/>'),
+        ("Side effect", f'<rect x="1" y="5" width="8" height="8" fill="{EFFECT}"/>'),
+        ("Duplicate effect", f'<rect x="1" y="5" width="8" height="8" fill="{DUP}"/>'),
+        ("Invariant broke", f'<line x1="5" y1="0" x2="5" y2="18" stroke="{BREAK}" stroke-width="1.5" '
+                            f'stroke-dasharray="4,3"/>'),
+    ]
+    parts = [f'<span class="key"><svg xmlns="http://www.w3.org/2000/svg" width="12" height="18" viewBox="-1 0 13 18" '
+             f'aria-hidden="true">{mark}</svg>{e(label)}</span>' for label, mark in items]
+    return f'<div class="legend" aria-label="legend">{"".join(parts)}</div>'
+
+
+# --- the page ----------------------------------------------------------------------------
+
+
+def _summary(report: Mapping[str, Any]) -> str:
+    ok = report["certified"]
+    agent, suite, harness, t = report["agent"], report["suite"], report["harness"], report["totals"]
+    verdict = (f"CERTIFIED at level {report['level']} (required: {report['required_level']})" if ok else
+               f"NOT CERTIFIED: required level {report['required_level']}, reached {report['level']}")
+    rows = [
+        ("Agent", f"<code>{e(agent['ref'])}</code>{' ' + e(agent['version']) if agent.get('version') else ''}"),
+        ("Suite", f"{e(suite['name'])}{' ' + e(suite['version']) if suite.get('version') else ''}, "
+                  f"{suite['scenarios']} scenarios, <code>{e(suite['hash'][:19])}</code>"),
+        ("Seed", e(report["seed"])),
+        ("Result", f"{t['passed']} passed, {t['failed']} failed, {t['errors']} errors"),
+        ("Harness", f"toolchaos {e(harness['version'])}, Python {e(harness['python'])}"),
+        ("Run", f"{e(report['started'])} to {e(report['ended'])}"),
+    ]
+    out = [f'<section id="summary" class="summary {"certified" if ok else "not-certified"}" '
+           f'data-certified="{str(ok).lower()}" data-level="{e(report["level"])}" '
+           f'data-required="{e(report["required_level"])}">',
+           f'<p class="verdict">{"✔" if ok else "✘"} {e(verdict)}</p>', '<dl class="meta">']
+    out += [f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows]
+    out += ["</dl>", "<h2>Levels</h2>",
+            "<table class=\"levels\"><tr><th>Level</th><th>Meaning</th><th>Passed</th><th>Reached</th></tr>"]
+    for name, lv in report["levels"].items():
+        req = " (required)" if name == report["required_level"] else ""
+        out.append(f"<tr><td><b>{e(name)}</b>{req}</td><td>{e(lv['meaning'])}</td>"
+                   f"<td class=\"n\">{lv['passed']}/{lv['scenarios']}</td>"
+                   f"<td>{'<span class=yes>yes</span>' if lv['reached'] else '<span class=no>no</span>'}</td></tr>")
+    out += ["</table>", "<h2>By category</h2>",
+            "<table class=\"categories\"><tr><th>Category</th><th>Scenarios</th><th>Passed</th><th>Failed</th>"
+            "<th>Critical</th><th>Major</th><th>Minor</th></tr>"]
+    for c in report["categories"]:
+        sev = [f"{c['severity'][k]['passed']}/{c['severity'][k]['scenarios']}" if k in c["severity"] else "–"
+               for k in ("critical", "major", "minor")]
+        failed = c["failed"] + c["errors"]
+        out.append(f"<tr><td>{e(c['category'])}</td><td class=n>{c['scenarios']}</td><td class=n>{c['passed']}</td>"
+                   f"<td class=n>{'<b class=no>' + str(failed) + '</b>' if failed else '0'}</td>"
+                   + "".join(f"<td class=n>{x}</td>" for x in sev) + "</tr>")
+    out += ["</table>", "</section>"]
+    return "\n".join(out)
+
+
+def _index(report: Mapping[str, Any]) -> str:
+    out = ["<h2>Scenarios</h2>", "<table class=\"index\"><tr><th>Verdict</th><th>Scenario</th><th>Category</th>"
+           "<th>Severity</th><th>End state</th><th>Executions</th><th>Side effects</th></tr>"]
+    for s in _ordered(report["scenarios"]):
+        f = s["figures"]
+        out.append(f"<tr><td><span class=\"badge {e(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
+                   f"<td><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a></td><td>{e(s['category'])}</td>"
+                   f"<td>{e(s['severity'])}</td><td>{e(s['terminal_state'])}</td><td class=n>{f['executions']}</td>"
+                   f"<td class=n>{f['side_effects']}</td></tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _ordered(scenarios: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [s for s in scenarios if s["verdict"] != "pass"] + [s for s in scenarios if s["verdict"] == "pass"]
+
+
+def _md_inline(text: str) -> str:
+    """ended_line() is Markdown (bold); render its ** as <b>."""
+    parts = e(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _scenario(s: Mapping[str, Any], events: Sequence[dict[str, Any]]) -> str:
+    v = s["verdict"]
+    out = [f'<article class="scenario {e(v)}" id="{anchor(s["id"])}" data-id="{e(s["id"])}" data-verdict="{e(v)}">',
+           f'<h3><span class="badge {e(v)}">{e(v.upper())}</span><code>{e(s["id"])}</code>: {e(s["title"])}</h3>',
+           f'<p class="muted">{e(s["category"])}, {e(s["severity"])}'
+           f'{", file " + e(s["file"]) if s.get("file") else ""}</p>',
+           f"<p>{_md_inline(ended_line(s))}.</p>"]
+    if s.get("reason"):
+        out.append(f"<p>Stop reason: {e(s['reason'])}</p>")
+    if s.get("error"):
+        out.append(f"<p>Error: <code>{e(s['error'])}</code></p>")
+    out.append(f'<div class="scroll">{timeline_svg(s, events)}</div>')
+    out.append("<table class=\"invariants\"><tr><th>Invariant</th><th>Expected</th><th>Actual</th><th>Where</th></tr>")
+    for inv in s["invariants"]:
+        rows = inv["violations"] or [None]
+        for vi in rows:
+            name = vi["invariant"] if vi else inv["name"]
+            exp, act = (vi["expected"], vi["actual"]) if vi else (inv["expected"], inv["actual"])
+            at = (f"step {vi['step']}, event #{vi['seq']}" if vi.get("seq") is not None else "end of run") if vi \
+                else where(inv)
+            mark = "<span class=no>✘</span>" if vi else "<span class=yes>✔</span>"
+            out.append(f"<tr class=\"{'broke' if vi else 'held'}\"><td>{mark} <code>{e(name)}</code></td>"
+                       f"<td>{e(exp)}</td><td>{e(act)}</td><td>{e(at)}</td></tr>")
+    out.append("</table>")
+    se = {t: d for t, d in s["side_effects"].items()}
+    if se:
+        items = "; ".join(f"{e(t)}: {d['applied']} applied of {d['executions']} executions"
+                          f"{', duplicates: ' + e(', '.join(d['duplicates'])) if d['duplicates'] else ''}"
+                          for t, d in se.items())
+        out.append(f"<p>Side effects (ledger): {items}</p>")
+    if s.get("stop_report"):
+        out.append("<details><summary>Stop report</summary><pre>"
+                   f"{e(json.dumps(s['stop_report'], indent=2, ensure_ascii=False))}</pre></details>")
+    if events:
+        seq = first_break(s)
+        if len(events) > MAX_TRACE_ROWS:
+            table = Trace(list(events)).table(around=seq if seq is not None else events[-1].get("seq"), radius=40)
+        else:
+            table = Trace(list(events)).table(around=None)
+        out.append(f"<details><summary>Trace ({len(events)} events; file <code>{e(s['trace'])}</code>)</summary>"
+                   f"<pre>{e(table)}</pre></details>")
+    out.append("</article>")
+    return "\n".join(out)
+
+
+def render_html(report: Mapping[str, Any], traces: Mapping[str, Sequence[dict[str, Any]]]) -> str:
+    ok = report["certified"]
+    title = f"toolchaos report: {report['agent']['ref']}: {'CERTIFIED' if ok else 'NOT CERTIFIED'}"
+    scenarios = "\n".join(_scenario(s, traces.get(s["trace"] or "", [])) for s in _ordered(report["scenarios"]))
+    return "\n".join([
+        "<!doctype html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(title)}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+        "<h1>toolchaos certification report</h1>",
+        _summary(report),
+        _index(report),
+        "<h2>Timelines</h2>",
+        f'<p class="muted">One column per trace event, in order; hover a mark for its details.</p>{legend()}',
+        scenarios,
+        f'<footer class="muted"><p>{e(report["schema"])} v{report["schema_version"]}; '
+        f'report.json holds the same data.</p></footer>',
+        f"<script>{SCRIPT}</script>",
+        "</body>",
+        "</html>",
+        "",
+    ])

@@ -1,0 +1,31 @@
+"""The wire: unmodified SDK agents under chaos, over respx (see ``toolchaos.wire``)."""
+
+from toolchaos.wire import _compat, _mocker
+from toolchaos.wire._apifaults import (
+    ApiFault,
+    ApiFaultError,
+    ApiFaults,
+    as_api_fault,
+    malformed,
+    overloaded,
+    rate_limited,
+    server_error,
+    stream_cut,
+    timeout,
+    unavailable,
+)
+from toolchaos.wire._mocker import DualHTTPCoreMocker, UnmatchedRequest, install, uninstall
+from toolchaos.wire._run import FAKE_API_KEY, Env, WireRunResult, run
+from toolchaos.wire._server import HttpTool, Request, Wire, http_tool
+from toolchaos.wire._tools import PatchError, WireTool
+
+_compat.patch_pydantic()  # SDK models built lazily inside a run (see _compat)
+_compat.import_with_real_datetime("pydantic.v1")  # LangChain's import under virtual time (see _compat)
+_mocker.install()  # respx's default mocker now covers httpx2 too (idempotent, import-order proof)
+
+__all__ = [
+    "FAKE_API_KEY", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "HttpTool", "PatchError",
+    "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool", "install",
+    "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut", "timeout", "unavailable",
+    "uninstall",
+]

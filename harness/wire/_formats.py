@@ -1,0 +1,378 @@
+"""The three model APIs on the wire: what the agent sent, and what the policy answers.
+
+Requests are read into the harness's neutral chat format (``toolchaos._internal.model``), so the
+policy sees exactly what the agent fed back: the tool results and error texts it sent,
+which calls it answered and which it did not. Answers are encoded as each API encodes
+them, non-streamed (one JSON body) and streamed (server-sent events, in the order the
+SDKs' stream parsers expect):
+
+- Chat Completions: chunks with ``choices[].delta``; a tool call starts with its id, type
+  and name at ``tool_calls[].index`` and continues with argument fragments; a last chunk
+  carries ``finish_reason``, then (with ``stream_options.include_usage``) a usage chunk
+  with empty ``choices``, then ``data: [DONE]``.
+- Responses: ``response.created`` first, every event with a ``sequence_number`` and the
+  same response id; ``output_item.added`` before any delta of that item; text parts
+  through ``content_part.added``/``output_text.delta``/``output_text.done``/``content_part.done``;
+  function calls through ``function_call_arguments.delta``/``.done``; ``output_item.done``;
+  ``response.completed`` with the usage.
+- Anthropic Messages: named events (``event:`` lines); ``message_start`` with usage;
+  per block ``content_block_start``/``content_block_delta`` (``text_delta`` or
+  ``input_json_delta``)/``content_block_stop``; ``message_delta`` with the stop reason and
+  output usage; ``message_stop``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from toolchaos._internal.model import ModelTurn
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
+def sse(data: Mapping[str, Any], event: str | None = None) -> bytes:
+    if event is None:
+        return b"data: " + _dumps(data).encode() + b"\n\n"
+    return b"event: " + event.encode() + b"\ndata: " + _dumps(data).encode() + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def fragments(text: str, parts: int = 3) -> list[str]:
+    """``text`` in up to ``parts`` pieces (so clients really assemble deltas)."""
+    if len(text) < 2 * parts:
+        return [text] if text else []
+    step = -(-len(text) // parts)
+    return [text[i:i + step] for i in range(0, len(text), step)]
+
+
+def text_of(content: Any) -> str:
+    """The text of a message content: a string, or a list of text parts / blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        return str(content.get("text") or content.get("output") or "")
+    if isinstance(content, Iterable):
+        out = []
+        for part in content:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, Mapping):
+                text = part.get("text")
+                if isinstance(text, str):
+                    out.append(text)
+                elif part.get("type") in ("tool_result", "input_json"):
+                    out.append(text_of(part.get("content")))
+        return "".join(out)
+    return str(content)
+
+
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments as sent: a JSON object text (OpenAI) or an object (Anthropic)."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {"_unparsed": raw}
+        return dict(value) if isinstance(value, Mapping) else {"_value": value}
+    return {}
+
+
+def _call(cid: Any, name: Any, args: Any) -> dict[str, Any]:
+    return {"id": str(cid), "name": str(name), "arguments": parse_arguments(args)}
+
+
+# --- requests -> neutral messages ------------------------------------------------------
+
+
+def chat_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Chat Completions ``messages`` as neutral messages."""
+    out: list[dict[str, Any]] = []
+    for m in body.get("messages") or ():
+        role = m.get("role")
+        if role == "assistant":
+            msg: dict[str, Any] = {"role": "assistant", "content": text_of(m.get("content")) or None}
+            calls = [_call(tc.get("id"), (tc.get("function") or {}).get("name"), (tc.get("function") or {}).get("arguments"))
+                     for tc in m.get("tool_calls") or ()]
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+        elif role == "tool":
+            out.append({"role": "tool", "tool_call_id": str(m.get("tool_call_id")),
+                        "content": tool_content(m.get("content"))})
+        elif role in ("system", "developer"):
+            out.append({"role": "system", "content": text_of(m.get("content"))})
+        else:
+            out.append({"role": "user", "content": text_of(m.get("content"))})
+    return out
+
+
+def tool_content(content: Any) -> Any:
+    """A tool result's content as the model reads it (text; structured parts joined)."""
+    if isinstance(content, str) or content is None:
+        return content
+    return text_of(content)
+
+
+def responses_items(items: Any) -> list[dict[str, Any]]:
+    """Responses API ``input`` (a string or a list of items) as neutral messages."""
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    out: list[dict[str, Any]] = []
+    for item in items or ():
+        kind = item.get("type")
+        if kind == "function_call":
+            call = _call(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"))
+            last = out[-1] if out else None
+            if last is not None and last["role"] == "assistant":  # one model turn: text and calls together
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "tool_call_id": str(item.get("call_id")),
+                        "content": tool_content(item.get("output"))})
+        elif kind in (None, "message"):
+            role = item.get("role", "user")
+            text = text_of(item.get("content"))
+            if role == "assistant":
+                last = out[-1] if out else None
+                if last is not None and last["role"] == "assistant":
+                    last["content"] = (last["content"] or "") + text
+                else:
+                    out.append({"role": "assistant", "content": text})
+            else:
+                out.append({"role": "system" if role in ("system", "developer") else "user", "content": text})
+        # reasoning items, item references and hosted-tool items carry nothing a policy reads
+    return out
+
+
+def anthropic_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Anthropic ``messages`` (content strings or blocks) as neutral messages (``system`` apart)."""
+    out: list[dict[str, Any]] = []
+    for m in body.get("messages") or ():
+        content = m.get("content")
+        if m.get("role") == "assistant":
+            if isinstance(content, str):
+                out.append({"role": "assistant", "content": content})
+                continue
+            texts, calls = [], []
+            for block in content or ():
+                kind = block.get("type")
+                if kind == "text":
+                    texts.append(str(block.get("text", "")))
+                elif kind in ("tool_use", "server_tool_use"):
+                    calls.append(_call(block.get("id"), block.get("name"), block.get("input")))
+            msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+            continue
+        if isinstance(content, str):
+            out.append({"role": "user", "content": content})
+            continue
+        texts = []
+        for block in content or ():
+            if block.get("type") == "tool_result":
+                result = tool_content(block.get("content"))
+                if block.get("is_error"):
+                    result = _as_error(result)
+                out.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": result})
+            elif block.get("type") == "text":
+                texts.append(str(block.get("text", "")))
+        if texts:
+            out.append({"role": "user", "content": "".join(texts)})
+    return out
+
+
+def _as_error(content: Any) -> Any:
+    """A tool result flagged ``is_error``: the model reads it as an error, whatever its words."""
+    if isinstance(content, str):
+        try:
+            parsed = json.loads(content)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, Mapping) and parsed.get("error"):
+            return parsed
+    return {"error": content if content not in (None, "") else "the tool failed"}
+
+
+def system_text(value: Any) -> str:
+    return text_of(value)
+
+
+# --- neutral turn -> API bodies ----------------------------------------------------------
+
+
+def _args_text(args: Mapping[str, Any]) -> str:
+    return _dumps(dict(args))
+
+
+def chat_completion(turn: ModelTurn, *, rid: str, model: str, created: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text, "refusal": None}
+    if turn.tool_calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.name, "arguments": _args_text(c.arguments)}}
+                                 for c in turn.tool_calls]
+    u = turn.usage
+    return {"id": rid, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if turn.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
+                      "total_tokens": u.total}}
+
+
+def chat_chunks(turn: ModelTurn, *, rid: str, model: str, created: int, include_usage: bool) -> list[bytes]:
+    base = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return sse({**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    for piece in fragments(turn.text or ""):
+        out.append(chunk({"content": piece}))
+    for i, c in enumerate(turn.tool_calls):
+        out.append(chunk({"tool_calls": [{"index": i, "id": c.id, "type": "function",
+                                          "function": {"name": c.name, "arguments": ""}}]}))
+        for piece in fragments(_args_text(c.arguments)):
+            out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+    out.append(chunk({}, "tool_calls" if turn.tool_calls else "stop"))
+    if include_usage:
+        u = turn.usage
+        out.append(sse({**base, "choices": [], "usage": {"prompt_tokens": u.input_tokens,
+                                                         "completion_tokens": u.output_tokens,
+                                                         "total_tokens": u.total}}))
+    out.append(DONE)
+    return out
+
+
+def _responses_usage(turn: ModelTurn) -> dict[str, Any]:
+    u = turn.usage
+    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "total_tokens": u.total,
+            "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+
+
+def responses_output(turn: ModelTurn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if turn.text is not None:
+        out.append({"type": "message", "id": f"msg_{turn.step}", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}]})
+    for i, c in enumerate(turn.tool_calls):
+        out.append({"type": "function_call", "id": f"fc_{turn.step}_{i}", "call_id": c.id, "name": c.name,
+                    "arguments": _args_text(c.arguments), "status": "completed"})
+    return out
+
+
+def response_object(turn: ModelTurn | None, *, rid: str, model: str, created: int, body: Mapping[str, Any],
+                    status: str = "completed") -> dict[str, Any]:
+    return {
+        "id": rid, "object": "response", "created_at": created, "model": model, "status": status,
+        "output": responses_output(turn) if turn is not None and status == "completed" else [],
+        "usage": _responses_usage(turn) if turn is not None and status == "completed" else None,
+        "error": None, "incomplete_details": None, "instructions": body.get("instructions"),
+        "metadata": body.get("metadata") or {}, "parallel_tool_calls": body.get("parallel_tool_calls", True),
+        "previous_response_id": body.get("previous_response_id"), "store": body.get("store", True),
+        "temperature": body.get("temperature", 1.0), "top_p": body.get("top_p", 1.0),
+        "tool_choice": body.get("tool_choice", "auto"), "tools": list(body.get("tools") or []),
+        "text": {"format": {"type": "text"}}, "truncation": "disabled",
+    }
+
+
+def response_events(turn: ModelTurn, *, rid: str, model: str, created: int, body: Mapping[str, Any]) -> list[bytes]:
+    seq = iter(range(1_000_000))
+    out: list[bytes] = []
+
+    def ev(kind: str, **fields: Any) -> None:
+        out.append(sse({"type": kind, "sequence_number": next(seq), **fields}, kind))
+
+    pending = response_object(turn, rid=rid, model=model, created=created, body=body, status="in_progress")
+    ev("response.created", response=pending)
+    ev("response.in_progress", response=pending)
+    items = responses_output(turn)
+    for idx, item in enumerate(items):
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            ev("response.output_item.added", output_index=idx, item={**item, "status": "in_progress", "content": []})
+            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            ev("response.content_part.added", item_id=item["id"], output_index=idx, content_index=0, part=part)
+            for piece in fragments(text):
+                ev("response.output_text.delta", item_id=item["id"], output_index=idx, content_index=0, delta=piece,
+                   logprobs=[])
+            ev("response.output_text.done", item_id=item["id"], output_index=idx, content_index=0, text=text,
+               logprobs=[])
+            ev("response.content_part.done", item_id=item["id"], output_index=idx, content_index=0,
+               part={**part, "text": text})
+        else:
+            ev("response.output_item.added", output_index=idx, item={**item, "arguments": "", "status": "in_progress"})
+            for piece in fragments(item["arguments"]):
+                ev("response.function_call_arguments.delta", item_id=item["id"], output_index=idx, delta=piece)
+            ev("response.function_call_arguments.done", item_id=item["id"], output_index=idx,
+               arguments=item["arguments"], name=item["name"])
+        ev("response.output_item.done", output_index=idx, item=item)
+    ev("response.completed", response=response_object(turn, rid=rid, model=model, created=created, body=body))
+    return out
+
+
+def _anthropic_content(turn: ModelTurn) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    if turn.text is not None:
+        content.append({"type": "text", "text": turn.text, "citations": None})
+    for c in turn.tool_calls:
+        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)})
+    return content
+
+
+def anthropic_message(turn: ModelTurn, *, mid: str, model: str) -> dict[str, Any]:
+    u = turn.usage
+    return {"id": mid, "type": "message", "role": "assistant", "model": model, "content": _anthropic_content(turn),
+            "stop_reason": "tool_use" if turn.tool_calls else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+
+
+def anthropic_events(turn: ModelTurn, *, mid: str, model: str) -> list[bytes]:
+    u = turn.usage
+    head: dict[str, Any] = {
+        "id": mid, "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None,
+        "stop_sequence": None, "usage": {"input_tokens": u.input_tokens, "output_tokens": 1,
+                                             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+    out = [sse({"type": "message_start", "message": head}, "message_start")]
+    for idx, block in enumerate(_anthropic_content(turn)):
+        if block["type"] == "text":
+            out.append(sse({"type": "content_block_start", "index": idx,
+                            "content_block": {"type": "text", "text": ""}}, "content_block_start"))
+            for piece in fragments(block["text"]):
+                out.append(sse({"type": "content_block_delta", "index": idx,
+                                "delta": {"type": "text_delta", "text": piece}}, "content_block_delta"))
+        else:
+            out.append(sse({"type": "content_block_start", "index": idx,
+                            "content_block": {**block, "input": {}}}, "content_block_start"))
+            for piece in fragments(_args_text(block["input"])):
+                out.append(sse({"type": "content_block_delta", "index": idx,
+                                "delta": {"type": "input_json_delta", "partial_json": piece}}, "content_block_delta"))
+        out.append(sse({"type": "content_block_stop", "index": idx}, "content_block_stop"))
+    out.append(sse({"type": "message_delta", "delta": {"stop_reason": "tool_use" if turn.tool_calls else "end_turn",
+                                                       "stop_sequence": None},
+                    "usage": {"output_tokens": u.output_tokens}}, "message_delta"))
+    out.append(sse({"type": "message_stop"}, "message_stop"))
+    return out
+
+
+def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
+    """Declared tools (any of the three shapes) as neutral ``{"name", "description", "parameters"}``."""
+    out = []
+    for t in tools or ():
+        if not isinstance(t, Mapping):
+            continue
+        fn: Mapping[str, Any] = t["function"] if isinstance(t.get("function"), Mapping) else t
+        out.append({"name": fn.get("name"), "description": fn.get("description", ""),
+                    "parameters": fn.get("parameters") or fn.get("input_schema") or {}})
+    return out

@@ -1,0 +1,254 @@
+"""Run an unmodified SDK agent under chaos: ``toolchaos.wire.run(agent, ...)``.
+
+The agent is any callable ``agent(task)`` or ``agent(task, env)`` (sync or async) that
+talks to a model through the ``openai`` or ``anthropic`` SDK, or through a framework
+built on them. For the length of the run:
+
+- the model APIs it calls are answered by the policy over HTTP (``Wire``: respx on both
+  HTTP stacks), at the SDKs' default base URLs, at the ones in the usual environment
+  variables and at any ``base_urls`` given; a missing ``OPENAI_API_KEY`` /
+  ``ANTHROPIC_API_KEY`` is set to a dummy value so a client built with no arguments works;
+- its tools are the fake tools: passed in (``env.tools``), patched by import path
+  (``patch={"module:attr": "tool"}``) or behind HTTP routes (``http_tools=[...]``);
+- model-API faults (``api_faults``) and tool faults run on the virtual clock.
+
+It is one ``toolchaos.run``: the agent is wrapped into the in-process contract, so the
+ceiling, the watchdog, the trace, the effect ledger and the invariants are the engine's
+own. The trace's ``model`` events come from the requests the agent really sent; an
+``api`` event records each faulted model request.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, cast
+
+from toolchaos._engine import (
+    SDK_REAL_SECONDS,
+    AgentResult,
+    Budgets,
+    Ceiling,
+    ModelClient,
+    RunResult,
+    Toolbox,
+    session_real_seconds,
+)
+from toolchaos._engine import run as engine_run
+from toolchaos._internal import clock as _clock
+from toolchaos._internal.watchdog import HarnessStop
+from toolchaos.fake_tools import FakeTool
+from toolchaos.wire._apifaults import ApiFaults
+from toolchaos.wire._mocker import UnmatchedRequest
+from toolchaos.wire._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, HttpTool, Request, Wire
+from toolchaos.wire._tools import Patches, WireTool, check_targets
+
+FAKE_API_KEY = "sk-toolchaos-not-a-real-key"
+# The real-time watchdog's default for SDK agents: an SDK's first request in a process
+# builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
+_KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+@dataclass
+class WireRunResult(RunResult):
+    """A ``RunResult`` plus what crossed the wire: every model request, and any unmatched one."""
+
+    requests: list[Request] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def model_requests(self) -> int:
+        """Model requests the agent sent (answered by the policy, faulted, or refused as bad)."""
+        return len(self.requests)
+
+    @property
+    def faulted_requests(self) -> list[Request]:
+        return [r for r in self.requests if r.fault is not None]
+
+
+class Env:
+    """What an ``agent(task, env)`` gets: where the model is, and the tools.
+
+    ``env.openai_base_url`` / ``env.anthropic_base_url`` (the SDK defaults, also served
+    without being passed), ``env.api_key``; ``env.tools`` (callables), ``env.tool(name)``,
+    ``env.call(name, arguments)``; declarations ``env.openai_tools``, ``env.responses_tools``,
+    ``env.anthropic_tools``; ``env.openai()`` / ``env.async_openai()`` / ``env.anthropic()`` /
+    ``env.async_anthropic()`` build SDK clients; ``env.router`` is the run's respx router
+    (add your own routes to it); ``env.toolbox`` the engine's toolbox (for ``refuse``);
+    ``env.model.complete(messages, tools)`` asks the policy directly, in the neutral format.
+    """
+
+    def __init__(self, task: str, wire: Wire, toolbox: Toolbox) -> None:
+        self.task = task
+        self.wire = wire
+        self.toolbox = toolbox
+        self.budgets = toolbox.budgets
+        self.router = wire.router
+        self.api_key = FAKE_API_KEY
+        self.openai_base_url = (wire.base_urls.get("openai") or [OPENAI_DEFAULT])[0]
+        self.anthropic_base_url = (wire.base_urls.get("anthropic") or [ANTHROPIC_DEFAULT])[0]
+        self.model = wire  # .complete(messages, tools): the policy in-process (e.g. a framework's function model)
+        self.tools = [WireTool(toolbox.spec(name), toolbox) for name in toolbox.names]
+        self._by_name = {t.name: t for t in self.tools}
+
+    def tool(self, name: str) -> WireTool:
+        if name not in self._by_name:
+            self.toolbox.spec(name)  # raises UnknownTool naming the known tools
+        return self._by_name[name]
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None = None, *, call_id: str | None = None) -> Any:
+        return self.toolbox.call(name, dict(arguments or {}), call_id=call_id)
+
+    @property
+    def openai_tools(self) -> list[dict[str, Any]]:
+        return [t.openai for t in self.tools]
+
+    @property
+    def responses_tools(self) -> list[dict[str, Any]]:
+        return [t.responses for t in self.tools]
+
+    @property
+    def anthropic_tools(self) -> list[dict[str, Any]]:
+        return [t.anthropic for t in self.tools]
+
+    def openai(self, **kwargs: Any) -> Any:
+        import openai
+
+        return openai.OpenAI(**{"api_key": self.api_key, "base_url": self.openai_base_url, **kwargs})
+
+    def async_openai(self, **kwargs: Any) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(**{"api_key": self.api_key, "base_url": self.openai_base_url, **kwargs})
+
+    def anthropic(self, **kwargs: Any) -> Any:
+        import anthropic
+
+        return anthropic.Anthropic(**{"api_key": self.api_key, "base_url": self.anthropic_base_url, **kwargs})
+
+    def async_anthropic(self, **kwargs: Any) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(**{"api_key": self.api_key, "base_url": self.anthropic_base_url, **kwargs})
+
+    @property
+    def requests(self) -> list[Request]:
+        return self.wire.requests
+
+
+def wants_env(agent: Any) -> bool:
+    """``agent(task, env)`` when it has a parameter named ``env`` or two required positional ones."""
+    try:
+        params = list(inspect.signature(agent).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.name == "env" for p in params):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty]
+    return len(positional) >= 2
+
+
+def harness_stop_in(exc: BaseException) -> BaseException | None:
+    """A harness stop inside an exception group (task groups wrap what their tasks raise)."""
+    if isinstance(exc, (HarnessStop, KeyboardInterrupt)):
+        return exc
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, tuple):
+        for sub in inner:
+            found = harness_stop_in(sub)
+            if found is not None:
+                return found
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, HarnessStop):
+        return cause
+    return None
+
+
+def call_agent(agent: Any, task: str, env: Env) -> Any:
+    out = agent(task, env) if wants_env(agent) else agent(task)
+    if inspect.isawaitable(out):  # called inside toolchaos.run: the run's clock drives the loop's time
+        out = _clock.run_awaitable(out, cast(_clock.VirtualClock, _clock.active()))
+    return out
+
+
+def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: Iterable[str] = APIS,
+        base_urls: Mapping[str, str | Iterable[str]] | None = None, patch: Mapping[str, Any] | None = None,
+        http_tools: Iterable[HttpTool] = (), api_faults: Any = None, seed: int = 0,
+        budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
+        store: dict[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
+        set_api_keys: bool = True) -> WireRunResult:
+    """Run an SDK agent once: the policy answers its model requests over HTTP (see the module docstring).
+
+    ``agent``: ``agent(task)`` or ``agent(task, env)``, sync or async, returning the answer
+    (a string), an ``AgentResult`` or a mapping with ``state``/``answer``/``report``.
+    ``apis``: the model APIs the run serves (``"openai"``, ``"anthropic"``); a request to
+    anything else fails the run naming the URL.
+    """
+    from toolchaos._agents import resolve_agent
+
+    agent_fn = resolve_agent(agent)
+    tools = list(tools)
+    patch = dict(patch or {})
+    for target_tool in patch.values():  # a FakeTool given as a patch target joins the run's tools
+        if isinstance(target_tool, FakeTool) and all(t.name != target_tool.name for t in tools):
+            tools.append(target_tool)
+    check_targets(patch)
+    http_tools = list(http_tools)
+    apis = tuple(apis)
+    for api in apis:  # fail before the run, not as a crashed run
+        if api not in APIS:
+            raise ValueError(f"unknown model API {api!r}; known: {', '.join(APIS)}")
+    api_faults = ApiFaults(api_faults)
+    holder: dict[str, Wire] = {}
+
+    def under_test(task: str, model: ModelClient, toolbox: Toolbox) -> Any:
+        wire = Wire(model, toolbox, apis=apis, base_urls=base_urls, api_faults=api_faults, http_tools=http_tools)
+        holder["wire"] = wire
+        env = Env(task, wire, toolbox)
+        patches = Patches()
+        saved_keys: dict[str, str | None] = {}
+        if set_api_keys:
+            for api in apis:
+                var = _KEY_VARS[api]
+                if not os.environ.get(var):
+                    saved_keys[var] = os.environ.get(var)
+                    os.environ[var] = FAKE_API_KEY
+        wire.start()
+        try:
+            patches.apply(patch, toolbox)
+            try:
+                out = call_agent(agent_fn, task, env)
+            except BaseException as exc:
+                stop = harness_stop_in(exc)
+                if stop is not None and stop is not exc:
+                    raise stop from exc
+                raise
+            if wire.unmatched:  # the agent swallowed the failure: the run still fails, naming the URL
+                raise UnmatchedRequest(*wire.unmatched[0].split(" ", 1))
+            return out
+        finally:
+            patches.undo()
+            wire.stop()
+            for var, value in saved_keys.items():
+                if value is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = value
+
+    # The SDKs build their pydantic models lazily, on first use, inside the run: a longer watchdog,
+    # unless the session set a limit (pytest --chaos-real-seconds), which the engine then applies.
+    if (ceiling is None or ceiling.real_seconds is None) and session_real_seconds() is None:
+        ceiling = replace(ceiling or Ceiling(), real_seconds=SDK_REAL_SECONDS)
+    res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
+                     ceiling=ceiling, store=store, name=name, artifacts=artifacts)
+    wire = holder.get("wire")
+    base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
+    return WireRunResult(**base, requests=list(wire.requests) if wire else [],
+                         unmatched=list(wire.unmatched) if wire else [])
+
+
+__all__ = ["FAKE_API_KEY", "AgentResult", "Env", "WireRunResult", "run"]

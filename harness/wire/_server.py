@@ -1,0 +1,612 @@
+"""The wire: model APIs answered by the policy, and HTTP-backed tools, behind one respx route.
+
+``Wire`` owns a respx ``MockRouter`` (on the dual mocker, so classic ``httpx`` and
+``httpx2`` are both served) holding one route, ``WireRoute``, that dispatches by
+(host, port, path) with a dictionary lookup: respx still records every call and
+applies its ``assert_all_mocked`` rule, but a request costs one lookup instead of a
+pattern match per route. Users may add their own routes to ``wire.router``; a request
+the wire does not serve falls through to them.
+
+Model endpoints (each at the SDK's default base URL, at ``$OPENAI_BASE_URL`` /
+``$OPENAI_API_BASE`` / ``$ANTHROPIC_BASE_URL`` if set, and at any ``base_urls`` given):
+
+- ``POST {openai}/chat/completions``, ``POST {openai}/responses``
+- ``POST {anthropic}/v1/messages``, ``POST {anthropic}/v1/messages/count_tokens``
+
+Each model request is read into neutral messages (``_formats``), handed to the run's
+``ModelClient.complete`` (which consults the policy and records the model turn), and
+the turn is encoded back, streamed or not. The server keeps conversations by id as the
+real APIs do: the Responses API's ``previous_response_id`` and Anthropic's threads
+(``thread: {"type": "create"}`` then ``{"type": "continue", "previous_message_id": ...}``
+carrying only the new messages; a thread continues once; an unknown id is a 404
+``thread_not_found``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+import respx
+from respx.models import Route, SideEffectError
+from toolchaos._internal.model import ModelTurn, Usage, read_feedback
+from toolchaos.wire import _formats as fmt
+from toolchaos.wire._apifaults import ApiFault, ApiFaults
+from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker
+
+OPENAI_DEFAULT = "https://api.openai.com/v1"
+ANTHROPIC_DEFAULT = "https://api.anthropic.com"
+OPENAI_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+ANTHROPIC_ENV = ("ANTHROPIC_BASE_URL",)
+APIS = ("openai", "anthropic")
+EPOCH_TS = 1767225600  # 2026-01-01T00:00:00Z, the virtual clock's origin (toolchaos._internal.clock.EPOCH)
+
+_JSON = [(b"content-type", b"application/json")]
+_SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+Handler = Callable[[httpx.Request], "httpx.Response | None"]
+Answer = Callable[["Request", dict[str, Any]], httpx.Response]  # a model endpoint's own part (see Wire._serve_model)
+Key = tuple[str, "int | None", str]
+
+# each API's wording for a request body that is not JSON
+_OPENAI_UNREADABLE = "We could not parse the JSON body of your request."
+_ANTHROPIC_UNREADABLE = "messages: the request body is not valid JSON"
+
+
+def _clip(content: Any, limit: int = 300) -> Any:
+    if content is None or isinstance(content, (int, float, bool)):
+        return content
+    text = content if isinstance(content, str) else _dumps(content)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_JSON_HEADERS = httpx.Headers(_JSON)  # built once: httpx copies a Headers object without re-normalising it
+_SSE_HEADERS = httpx.Headers(_SSE)
+
+
+def json_response(status: int, obj: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
+    extra = list(headers)
+    return httpx.Response(status, headers=_JSON_HEADERS if not extra else [*_JSON, *extra],
+                          stream=Body(_dumps(obj).encode()))
+
+
+def sse_response(chunks: list[bytes], fail: BaseException | None = None,
+                 before_fail: Callable[[], None] | None = None) -> httpx.Response:
+    stream: Any = Body(b"".join(chunks)) if fail is None else Chunks(chunks, fail, before_fail)
+    return httpx.Response(200, headers=_SSE_HEADERS, stream=stream)
+
+
+def _key(url: httpx.URL) -> Key:
+    return (url.host, url.port, url.path.rstrip("/") or "/")
+
+
+def base_key(base: str, suffix: str) -> Key:
+    url = httpx.URL(base.rstrip("/") + suffix)
+    if not url.host:
+        raise ValueError(f"base URL {base!r}: expected an absolute URL such as https://host/v1")
+    return _key(url)
+
+
+def read_timeout(request: httpx.Request, kind: str = "read") -> float | None:
+    timeout = request.extensions.get("timeout")
+    value = timeout.get(kind) if isinstance(timeout, Mapping) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def openai_error(status: int, message: str, type_: str, code: str | None = None,
+                 param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def anthropic_error(type_: str, message: str, error_code: str | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"type": type_, "message": message}
+    if error_code is not None:
+        err["details"] = {"error_code": error_code}
+    return {"type": "error", "error": err}
+
+
+_ANTHROPIC_TYPES = {429: "rate_limit_error", 500: "api_error", 503: "api_error", 529: "overloaded_error",
+                    400: "invalid_request_error", 404: "not_found_error"}
+_OPENAI_TYPES = {429: "rate_limit_exceeded", 500: "server_error", 503: "server_error", 529: "server_error",
+                 400: "invalid_request_error", 404: "invalid_request_error"}
+_FAULT_TEXT = {"rate_limited": "Rate limit reached. Please try again later.", "server_error": "Internal server error.",
+               "unavailable": "The service is temporarily unavailable.", "overloaded": "Overloaded"}
+
+
+def _refuse(rec: Request, status: int, code: str, payload: dict[str, Any]) -> httpx.Response:
+    """The API turns a request down (e.g. an unknown conversation id): ``wire.requests`` shows
+    the status the client got, and why."""
+    rec.status, rec.fault = status, code
+    return json_response(status, payload)
+
+
+class WireRoute(Route):
+    """The respx route of a wire: matches what the wire serves, records like any route."""
+
+    def __init__(self, wire: Wire) -> None:
+        super().__init__()
+        self._wire = wire
+
+    def __eq__(self, other: object) -> bool:  # never merged with a user's pattern-less route
+        return other is self
+
+    __hash__ = Route.__hash__
+
+    def match(self, request: httpx.Request) -> Any:
+        try:
+            return self._wire.dispatch(request)
+        except httpx.HTTPError as exc:  # a transport fault: respx records the call, then re-raises it
+            raise SideEffectError(self, origin=exc) from exc
+
+
+@dataclass
+class Request:
+    """One model request as the wire saw it (``wire.requests``)."""
+
+    n: int
+    api: str
+    url: str
+    stream: bool
+    status: int = 200
+    fault: str | None = None
+    step: int | None = None  # the model turn it produced (None when faulted)
+    body: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+class Wire:
+    """The model APIs and HTTP tools of one run (see the module docstring)."""
+
+    def __init__(self, model: Any, toolbox: Any, *, apis: Iterable[str] = APIS,
+                 base_urls: Mapping[str, str | Iterable[str]] | None = None, api_faults: Any = None,
+                 http_tools: Iterable[Any] = ()) -> None:
+        self.model = model
+        self.toolbox = toolbox
+        self._run = model._run
+        self.clock = self._run.clock
+        self.apis = tuple(apis)
+        for api in self.apis:
+            if api not in APIS:
+                raise ValueError(f"unknown model API {api!r}; known: {', '.join(APIS)}")
+        self.faults = ApiFaults(api_faults)
+        self.requests: list[Request] = []
+        self.unmatched: list[str] = []
+        self.responses: dict[str, list[dict[str, Any]]] = {}
+        self.threads: dict[str, dict[str, Any]] = {}
+        self.lock = threading.RLock()
+        self.routes: dict[Key, tuple[str, Handler]] = {}
+        self.urls: dict[Key, str] = {}
+        self.base_urls: dict[str, list[str]] = {}
+        extra = dict(base_urls or {})
+        for api in extra:
+            if api not in APIS:
+                raise ValueError(f"base_urls: unknown model API {api!r}; known: {', '.join(APIS)}")
+        for api in self.apis:
+            bases = [OPENAI_DEFAULT if api == "openai" else ANTHROPIC_DEFAULT]
+            for var in OPENAI_ENV if api == "openai" else ANTHROPIC_ENV:
+                if os.environ.get(var):
+                    bases.append(os.environ[var])
+            given = extra.get(api) or ()
+            bases += [given] if isinstance(given, str) else list(given)
+            self.base_urls[api] = list(dict.fromkeys(b.rstrip("/") for b in bases))
+            for base in self.base_urls[api]:
+                if api == "openai":
+                    self._serve_model(base_key(base, "/chat/completions"), "openai.chat", self._chat,
+                                      _OPENAI_UNREADABLE)
+                    self._serve_model(base_key(base, "/responses"), "openai.responses", self._responses,
+                                      _OPENAI_UNREADABLE)
+                    self._serve(base_key(base, "/traces/ingest"), "openai.traces", self._traces)
+                else:
+                    self._serve_model(base_key(base, "/v1/messages"), "anthropic.messages", self._messages,
+                                      _ANTHROPIC_UNREADABLE)
+                    self._serve(base_key(base, "/v1/messages/count_tokens"), "anthropic.count_tokens",
+                                self._count_tokens)
+        self.http_tools = [t.bind(self) for t in http_tools]
+        self.router = respx.MockRouter(assert_all_called=False, assert_all_mocked=True,
+                                       using=DualHTTPCoreMocker.name)
+        self.route = self.router.add(WireRoute(self), name="toolchaos")
+        self.run_slug = re.sub(r"[^A-Za-z0-9]+", "", self._run.run_id)[:24] or "run"
+
+    def _serve(self, key: Key, name: str, handler: Handler) -> None:
+        self.routes[key] = (name, handler)
+        host, port, path = key
+        self.urls[key] = f"https://{host}{'' if port is None else f':{port}'}{path}"
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        global _active
+        with _active_lock:
+            if _active is not None:
+                raise RuntimeError("toolchaos: a wire is already serving (one wire run at a time per process)")
+            _active = self
+            DualHTTPCoreMocker.escape_unmatched += 1
+        self.router.start()
+
+    def stop(self) -> None:
+        global _active
+        try:
+            self.router.stop(quiet=True)
+        finally:
+            with _active_lock:
+                DualHTTPCoreMocker.escape_unmatched -= 1
+                _active = None
+
+    def served(self) -> list[str]:
+        out = []
+        for (host, port, path), (name, _) in self.routes.items():
+            if not name.endswith(("count_tokens", "traces")):
+                out.append(f"POST {host}{'' if port is None else f':{port}'}{path}")
+        return out + [t.describe() for t in self.http_tools]
+
+    # --- dispatch ----------------------------------------------------------------------
+
+    def dispatch(self, request: httpx.Request) -> httpx.Response | None:
+        url = request.url
+        entry = self.routes.get((url.host, url.port, url.path))
+        if entry is not None:
+            if request.method != "POST":
+                return None
+            response: httpx.Response | None = entry[1](request)
+            return response
+        for tool in self.http_tools:
+            args = tool.match(request)
+            if args is not None:
+                answer: httpx.Response = tool.handle(request, args)
+                return answer
+        return None
+
+    # --- model endpoints -----------------------------------------------------------------
+
+    def _begin(self, api: str, request: httpx.Request) -> tuple[Request, dict[str, Any], ApiFault | None]:
+        try:
+            body = json.loads(request.content or b"{}")
+        except ValueError:
+            body = None
+        url = request.url
+        key = (url.host, url.port, url.path)
+        known = self.urls.get(key)
+        text = known if known is not None and url.scheme == "https" and not url.query else str(url)
+        rec = Request(len(self.requests) + 1, api, text, bool(isinstance(body, dict) and body.get("stream")))
+        self.requests.append(rec)
+        if not isinstance(body, dict):
+            rec.status, rec.fault = 400, "bad_request"
+            return rec, {}, None
+        rec.body = body
+        return rec, body, self.faults.pick(rec.n)
+
+    def _serve_model(self, key: Key, api: str, answer: Answer, unreadable: str) -> None:
+        """Serve a model endpoint: the steps every API shares, then ``answer``, the API's own part.
+
+        Shared: the request is numbered and recorded, a body that is not JSON is a 400 in the
+        API's wording (``unreadable``), a scheduled API fault answers instead of the model.
+        ``answer`` then gets the recorded request and its JSON object, still under the lock.
+        The route is a closure made once here, so a request makes the same calls as it did with
+        one handler per endpoint (route, then answer): the sharing costs nothing per request.
+        """
+        def route(request: httpx.Request) -> httpx.Response:
+            # under the wire's lock: request numbers, fault picks and model turns stay in one order
+            with self.lock:
+                rec, body, fault = self._begin(api, request)
+                if rec.status == 400:
+                    return self._error(api, 400, unreadable)
+                if fault is not None:
+                    return self._fault(api, rec, fault, request)
+                return answer(rec, body)
+
+        self._serve(key, api, route)
+
+    def _chat(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        turn = self._complete(rec, fmt.chat_messages(body), body)
+        rid = f"chatcmpl-{self.run_slug}-{rec.n}"
+        model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
+        if rec.stream:
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            return sse_response(fmt.chat_chunks(turn, rid=rid, model=model, created=created, include_usage=include))
+        return json_response(200, fmt.chat_completion(turn, rid=rid, model=model, created=created))
+
+    def _responses(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        prev = body.get("previous_response_id")
+        history: list[dict[str, Any]] = []
+        if prev:
+            found = self.responses.get(str(prev))
+            if found is None:
+                return _refuse(rec, 400, "previous_response_not_found", openai_error(
+                    400, f"Previous response with id '{prev}' not found.", "invalid_request_error",
+                    "previous_response_not_found", "previous_response_id"))
+            history = found
+        new = fmt.responses_items(body.get("input"))
+        instructions = body.get("instructions")
+        system = [{"role": "system", "content": fmt.text_of(instructions)}] if instructions else []
+        turn = self._complete(rec, system + history + new, body)
+        rid = f"resp_{self.run_slug}_{rec.n:04d}"
+        if body.get("store", True) is not False:
+            self.responses[rid] = history + new + [turn.as_message()]
+        model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
+        if rec.stream:
+            return sse_response(fmt.response_events(turn, rid=rid, model=model, created=created, body=body))
+        return json_response(200, fmt.response_object(turn, rid=rid, model=model, created=created, body=body))
+
+    def _messages(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        thread = body.get("thread")
+        history: list[dict[str, Any]] = []
+        system = body.get("system")
+        state: dict[str, Any] | None = None
+        if isinstance(thread, Mapping) and thread.get("type") == "continue":
+            pid = str(thread.get("previous_message_id"))
+            state = self.threads.get(pid)
+            if state is None:
+                return _refuse(rec, 404, "thread_not_found", anthropic_error(
+                    "not_found_error", f"No thread holds message {pid!r}.", "thread_not_found"))
+            if state["continued"]:
+                return _refuse(rec, 400, "thread_already_continued", anthropic_error(
+                    "invalid_request_error", f"Message {pid!r} has already been continued.",
+                    "thread_already_continued"))
+            history, system = state["messages"], state["system"]
+        new = fmt.anthropic_messages(body)
+        msgs = ([{"role": "system", "content": fmt.system_text(system)}] if system else []) + history + new
+        turn = self._complete(rec, msgs, body)
+        if state is not None:
+            state["continued"] = True
+        mid = f"msg_{self.run_slug}_{rec.n:04d}"
+        if isinstance(thread, Mapping):
+            self.threads[mid] = {"messages": history + new + [turn.as_message()], "system": system,
+                                 "continued": False}
+        model = str(body.get("model", "policy"))
+        if rec.stream:
+            return sse_response(fmt.anthropic_events(turn, mid=mid, model=model))
+        return json_response(200, fmt.anthropic_message(turn, mid=mid, model=model))
+
+    def _traces(self, request: httpx.Request) -> httpx.Response:
+        """The Agents SDK exports traces to the OpenAI API: accepted and dropped."""
+        return httpx.Response(204, stream=Body(b""))
+
+    def _count_tokens(self, request: httpx.Request) -> httpx.Response:
+        from toolchaos._internal.model import estimate_tokens
+
+        try:
+            body = json.loads(request.content or b"{}")
+        except ValueError:
+            return self._error("anthropic.messages", 400, _ANTHROPIC_UNREADABLE)
+        return json_response(200, {"input_tokens": estimate_tokens(fmt.anthropic_messages(body))})
+
+    def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> ModelTurn:
+        tools = body.get("tools")
+        turn = self.complete(messages, fmt.tool_specs(tools if isinstance(tools, list) else []))
+        rec.step = turn.step
+        return turn
+
+    def complete(self, messages: list[dict[str, Any]], tools: Any = None) -> ModelTurn:
+        """One model turn from neutral messages; the trace's model event records what the model was shown.
+
+        ``shown``: for each result of the previous turn's calls, the content as the agent
+        sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
+        """
+        shown = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
+                 for fb in read_feedback(messages)]
+        turn: ModelTurn = self.model.complete(messages, tools)
+        if shown:
+            events = self._run.events
+            if events and events[-1]["kind"] == "model":
+                events[-1]["shown"] = shown
+        return turn
+
+    # --- faults ------------------------------------------------------------------------
+
+    def _error(self, api: str, status: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
+        if api.startswith("anthropic"):
+            return json_response(status, anthropic_error(_ANTHROPIC_TYPES.get(status, "api_error"), message), headers)
+        return json_response(status, openai_error(status, message, _OPENAI_TYPES.get(status, "server_error"),
+                                                  _OPENAI_TYPES.get(status)), headers)
+
+    def _fault(self, api: str, rec: Request, fault: ApiFault, request: httpx.Request) -> httpx.Response:
+        rec.fault = fault.kind
+        status = fault.status
+        rec.status = status if status is not None else (200 if fault.kind in ("malformed", "stream_cut") else 0)
+        self._run.record("api", tool=api, request=rec.n, code=fault.kind, status=status,
+                         retry_after=fault.retry_after, args={"url": rec.url})
+        if status is not None:
+            headers = []
+            if fault.retry_after is not None:
+                headers.append((b"retry-after", f"{fault.retry_after:g}".encode()))
+            return self._error(api, status, _FAULT_TEXT.get(fault.kind, fault.kind), headers)
+        if fault.kind == "timeout":
+            limit = read_timeout(request)
+            waits = [w for w in (fault.after, limit) if w is not None]
+            self.clock.advance(min(waits) if waits else 600.0)
+            raise httpx.ReadTimeout("The read operation timed out", request=request)
+        if fault.kind == "malformed":
+            if rec.stream:
+                return sse_response([b'data: {"id": "broken", "choices": [{"delta": \n\n'])
+            return httpx.Response(200, headers=_JSON, stream=Body(b'{"id": "broken", "object": '))
+        # stream_cut: the start of an answer, then the connection drops
+        cut = httpx.RemoteProtocolError("peer closed connection without sending complete message body "
+                                        "(incomplete chunked read)", request=request)
+        placeholder = ModelTurn(0, "Let me check that for you.", (), Usage(1, 1))
+        body = rec.body
+        model = str(body.get("model", "policy"))
+        if not rec.stream:
+            whole = _dumps({"id": "cut", "object": "partial"}).encode()
+            return httpx.Response(200, headers=_JSON, stream=Chunks([whole[: len(whole) // 2]], cut))
+        if api == "openai.chat":
+            events = fmt.chat_chunks(placeholder, rid=f"chatcmpl-{self.run_slug}-{rec.n}", model=model,
+                                     created=EPOCH_TS, include_usage=False)
+        elif api == "openai.responses":
+            events = fmt.response_events(placeholder, rid=f"resp_{self.run_slug}_{rec.n:04d}", model=model,
+                                         created=EPOCH_TS, body=body)
+        else:
+            events = fmt.anthropic_events(placeholder, mid=f"msg_{self.run_slug}_{rec.n:04d}", model=model)
+        return sse_response(events[: min(fault.events, len(events) - 1)], cut)
+
+
+_active: Wire | None = None
+_active_lock = threading.Lock()
+
+
+def active() -> Wire | None:
+    return _active
+
+
+def unmatched_hint(request: httpx.Request) -> str:
+    """What the active wire serves, for the message of a request nothing answered."""
+    wire = _active
+    if wire is None:
+        return ""
+    wire.unmatched.append(f"{request.method} {request.url}")
+    served = wire.served()
+    return (f" (the run serves the model APIs {', '.join(wire.apis) or 'none'}"
+            f"{'' if not served else ': ' + '; '.join(served)}; declare the API, its base URL or an http_tool)")
+
+
+# --- HTTP-backed tools --------------------------------------------------------------------
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_CONNECT_FAULTS = ("timeout", "refused")
+
+
+@dataclass(frozen=True)
+class HttpTool:
+    """A fake tool behind an HTTP API: ``http_tool("fetch_invoice", "GET https://billing.test/invoices/{invoice_id}")``.
+
+    The tool's arguments come from the path placeholders, the query string and a JSON
+    object body. The tool's fault schedule answers at the transport (see ``respond``);
+    ``connect_faults`` ({request number: "timeout" | "refused"}) fail before the request
+    reaches the tool, so those requests execute nothing.
+    """
+
+    tool: str
+    method: str
+    url: str
+    connect_faults: Mapping[int, str] = field(default_factory=dict)
+
+    def bind(self, wire: Wire) -> _BoundHttpTool:
+        return _BoundHttpTool(self, wire)
+
+    def describe(self) -> str:
+        return f"{self.method} {self.url} -> {self.tool}"
+
+
+def http_tool(tool: str, route: str, *, method: str | None = None,
+              connect_faults: Mapping[int | str, str] | None = None) -> HttpTool:
+    """An HTTP-backed tool; ``route`` is ``"METHOD URL"`` or a URL (``method`` then defaults to GET)."""
+    parts = route.split(None, 1)
+    if len(parts) == 2 and parts[0].isalpha() and parts[0].isupper():
+        verb, url = parts
+    else:
+        verb, url = method or "GET", route
+    if method is not None and method.upper() != verb:
+        raise ValueError(f"http_tool {tool!r}: the route says {verb} but method={method!r}")
+    faults: dict[int, str] = {}
+    for key, value in (connect_faults or {}).items():
+        if value not in _CONNECT_FAULTS:
+            raise ValueError(f"http_tool {tool!r}: connect_faults[{key!r}] must be one of {_CONNECT_FAULTS}, got {value!r}")
+        faults[int(key)] = value
+    if not httpx.URL(_PLACEHOLDER.sub("x", url)).host:
+        raise ValueError(f"http_tool {tool!r}: expected an absolute URL, got {url!r}")
+    return HttpTool(tool, verb.upper(), url, faults)
+
+
+_STATUS = {"unavailable": 503, "rate_limited": 429, "internal_error": 500, "permission_denied": 403,
+           "policy_blocked": 403, "not_found": 404}
+
+
+class _BoundHttpTool:
+    def __init__(self, spec: HttpTool, wire: Wire) -> None:
+        self.spec = spec
+        self.wire = wire
+        tool = wire.toolbox.spec(spec.tool)  # raises UnknownTool naming the known tools
+        self.props = dict((tool.parameters or {}).get("properties") or {})
+        template = httpx.URL(_PLACEHOLDER.sub(lambda m: f"__{m.group(1)}__", spec.url))
+        self.host, self.port = template.host, template.port
+        path = template.path
+        pattern = re.escape(path)
+        for name in _PLACEHOLDER.findall(spec.url):
+            pattern = pattern.replace(re.escape(f"__{name}__"), f"(?P<{name}>[^/]+)")
+        self.path = re.compile(pattern + r"/?\Z")
+        self.requests = 0
+
+    def describe(self) -> str:
+        return self.spec.describe()
+
+    def match(self, request: httpx.Request) -> dict[str, Any] | None:
+        url = request.url
+        if url.host != self.host or url.port != self.port or request.method != self.spec.method:
+            return None
+        m = self.path.match(url.path)
+        if m is None:
+            return None
+        args: dict[str, Any] = {k: unquote(v) for k, v in m.groupdict().items()}
+        for k, v in url.params.multi_items():
+            args.setdefault(k, v)
+        if request.content:
+            try:
+                body = json.loads(request.content)
+            except ValueError:
+                body = None
+            if isinstance(body, Mapping):
+                args.update(body)
+        return {k: self._coerce(k, v) for k, v in args.items()}
+
+    def _coerce(self, name: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        kind = (self.props.get(name) or {}).get("type")
+        try:
+            if kind == "integer":
+                return int(value)
+            if kind == "number":
+                return float(value)
+        except ValueError:
+            return value
+        if kind == "boolean" and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        return value
+
+    def handle(self, request: httpx.Request, args: dict[str, Any]) -> httpx.Response:
+        with self.wire.lock:
+            self.requests += 1
+            connect = self.spec.connect_faults.get(self.requests)
+            clock = self.wire.clock
+            if connect == "timeout":
+                clock.advance(read_timeout(request, "connect") or 5.0)
+                raise httpx.ConnectTimeout("timed out", request=request)
+            if connect == "refused":
+                raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+            _, outcome = self.wire.toolbox.execute(self.spec.tool, args)
+        return respond(outcome, request)
+
+
+def respond(outcome: Any, request: httpx.Request) -> httpx.Response:
+    """A tool outcome at the transport.
+
+    SUCCESS 200 (a string payload, e.g. a malformed one, goes out verbatim), PENDING 202,
+    timeout -> ``httpx.ReadTimeout``, connection reset -> ``httpx.ReadError``, 503/429/500
+    with ``Retry-After`` when the outcome has one, PRECONDITION 400 naming the field,
+    permission denied / policy blocked 403, not found 404. A latency beyond the client's
+    read timeout is a read timeout too.
+    """
+    limit = read_timeout(request)
+    cls = outcome.cls.value
+    if outcome.code == "timeout" or (limit is not None and outcome.latency > limit):
+        raise httpx.ReadTimeout("The read operation timed out", request=request)
+    if outcome.code == "connection_reset":
+        raise httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
+    if cls in ("SUCCESS", "PENDING"):
+        data = outcome.data
+        if isinstance(data, str):
+            return httpx.Response(200, headers=_JSON, stream=Body(data.encode()))
+        return json_response(202 if cls == "PENDING" else 200, data)
+    headers = []
+    if outcome.retry_after is not None:
+        headers.append((b"retry-after", str(max(0, math.ceil(outcome.retry_after))).encode()))
+    status = 400 if cls == "PRECONDITION" else _STATUS.get(outcome.code, 500 if cls == "RETRYABLE" else 403)
+    return json_response(status, outcome.error_payload(), headers)
