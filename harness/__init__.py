@@ -15,25 +15,13 @@ from typing import Any
 
 from toolchaos import invariants, policies
 from toolchaos._agents import GuardConfig, GuardedAgent, resolve_agent
-from toolchaos._engine import (
-    HARNESS_STATES,
-    REPORT_FIELDS,
-    TERMINAL_STATES,
-    AgentResult,
-    Budgets,
-    Ceiling,
-    HardCeiling,
-    LeftoverStopped,
-    ModelClient,
-    RunClosed,
-    RunResult,
-    Toolbox,
-    run,
-)
+from toolchaos._engine import HardCeiling, LeftoverStopped, ModelClient, RunClosed, RunResult, Toolbox, run
 from toolchaos._internal.isolation import NetworkBlocked
+from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Decision, ModelTurn, ToolCall, Usage, tool_message
 from toolchaos._internal.store import SqliteLedger, SqliteStore
 from toolchaos._internal.trace import Trace
+from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, AgentResult
 from toolchaos._internal.watchdog import WatchdogExpired
 from toolchaos._session import Chaos
 from toolchaos.invariants._builtin import InvariantViolation

@@ -13,7 +13,8 @@ from typing import Any
 
 from toolchaos import invariants, policies
 from toolchaos._agents import resolve_agent
-from toolchaos._engine import Budgets, Ceiling, RunResult, run
+from toolchaos._engine import RunResult, run
+from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.fake_tools import FakeTool, catalogue, faults
 
 

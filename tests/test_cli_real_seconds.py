@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
-from toolchaos import _engine
-from toolchaos import pytest_plugin as plugin
+from toolchaos._internal import limits
 from toolchaos.cli import main
+from toolchaos.pytest_plugin import _settings
 
 ROOT = Path(__file__).resolve().parent.parent
 INCIDENT = str(ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl")
@@ -57,7 +57,7 @@ def test_a_spinning_scenario_fails_at_the_limit(command: str, spin: Path, capsys
     assert code == 1, out
     assert "FAIL  spin" in out and FROM_OPTION in out
     assert 0.25 <= took < 2.5, f"the command ran {took:.2f}s under a 0.3s limit (the built-in default is 5s)"
-    assert _engine.session_real_seconds() is None, "the command's limit outlived it"
+    assert limits.session_real_seconds() is None, "the command's limit outlived it"
 
 
 def test_the_reproduce_line_carries_the_limit(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,7 +77,7 @@ def test_replay_a_spinning_agent_fails_at_the_limit(spin: Path, capsys: pytest.C
     assert code == 1, out
     assert '"state": "WATCHDOG"' in out and FROM_OPTION in out
     assert 0.25 <= took < 2.5, f"the replay ran {took:.2f}s under a 0.3s limit (the built-in default is 5s)"
-    assert _engine.session_real_seconds() is None
+    assert limits.session_real_seconds() is None
 
 
 def test_a_scenarios_own_real_seconds_wins(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -113,14 +113,14 @@ def test_a_bad_value_is_a_one_line_error(command: str, value: str, tmp_path: Pat
 
 
 def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    restore = _engine.set_session_real_seconds(0.5, "an outer session")
+    restore = limits.set_session_real_seconds(0.5, "an outer session")
     try:
         assert main(["run", str(spin), "--agent", SPIN_AGENT, "--real-seconds", "0.3"]) == 1
         assert FROM_OPTION in capsys.readouterr().out
-        assert _engine.session_real_seconds() == 0.5
+        assert limits.session_real_seconds() == 0.5
         # Also when the command fails after setting it (no such file: exit 2).
         assert main(["run", str(spin / "missing.chaos.yaml"), "--real-seconds", "0.3"]) == 2
-        assert _engine.session_real_seconds() == 0.5
+        assert limits.session_real_seconds() == 0.5
         # A second command without the option runs under the outer limit, not the first command's.
         assert main(["run", str(spin), "--agent", SPIN_AGENT]) == 1
         assert "the agent ran past the real-time limit of 0.5s (set by an outer session)" in capsys.readouterr().out
@@ -142,8 +142,8 @@ def test_help_names_the_option_and_its_default(command: str, capsys: pytest.Capt
 def test_the_plugin_and_the_cli_refuse_the_same_values_in_the_same_words(value: str) -> None:
     config = SimpleNamespace(option=SimpleNamespace(chaos_real_seconds=value), getini=lambda name: "")
     with pytest.raises(pytest.UsageError) as plugin_error:
-        plugin._real_seconds(config)  # type: ignore[arg-type]
+        _settings.real_seconds(config)  # type: ignore[arg-type]
     with pytest.raises(ValueError) as cli_error:
-        _engine.check_real_seconds(value, plugin.REAL_SECONDS_OPTION)
+        limits.check_real_seconds(value, _settings.REAL_SECONDS_OPTION)
     assert str(cli_error.value) == str(plugin_error.value)
-    assert _engine.check_real_seconds(" 0.25 ", "x") == 0.25
+    assert limits.check_real_seconds(" 0.25 ", "x") == 0.25

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos import Decision, invariants, run
+from toolchaos import Decision, invariants, policies, run
 from toolchaos.fake_tools import faults as F
 from toolchaos.logs._importers import (
     FORMATS,
@@ -17,7 +17,6 @@ from toolchaos.logs._importers import (
     fault_of,
     load,
     parse,
-    recorded_policy,
     replay_tools,
     select,
 )
@@ -177,7 +176,7 @@ def test_empty_and_unknown_format(tmp_path: Path) -> None:
 
 
 def test_recorded_policy_from_an_imported_log_replays_against_the_fixed_agent() -> None:
-    policy = recorded_policy(LOGS / "openai_chat.json")
+    policy = policies.recorded(LOGS / "openai_chat.json")
     assert policy.turns[:6] == [INVOICE] * 6
     (conv,) = load(LOGS / "openai_chat.json")
     tools = replay_tools(conv)
@@ -185,7 +184,7 @@ def test_recorded_policy_from_an_imported_log_replays_against_the_fixed_agent() 
     assert tools[0].schedule.rules[0].outcome == F.timeout(30)  # "timed out" prose read back as a timeout
     fixed = run("builtin:guarded", task="Get the total", tools=tools, policy=policy)
     fixed.check(invariants.bounded(executions=3), invariants.terminated())
-    naive = run("builtin:naive", task="Get the total", tools=tools, policy=recorded_policy(LOGS / "openai_chat.json"))
+    naive = run("builtin:naive", task="Get the total", tools=tools, policy=policies.recorded(LOGS / "openai_chat.json"))
     assert naive.total_executions == 6  # the pre-fix loop, as recorded
 
 

@@ -14,10 +14,10 @@ import pytest
 from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
 from toolchaos import (
     Ceiling,
-    _engine,
     policies,
-    wire,  # noqa: F401  (wire: imported before any inner session, see below)
+    wire,  # noqa: F401  (imported before any inner session, see below)
 )
+from toolchaos._internal import limits
 from toolchaos.fake_tools import catalogue
 
 pytest_plugins = ["pytester"]
@@ -41,7 +41,7 @@ def test_the_option_ends_a_spinning_scenario_at_the_limit(spin: pytest.Pytester)
     res.stdout.fnmatch_lines([FROM_OPTION.format(0.5, "--chaos-real-seconds"), "run spin#0: WATCHDOG;*"])
     took = res.reprec.matchreport("spin", when="call").duration  # type: ignore[attr-defined]
     assert 0.45 <= took < 2.5, f"the scenario ran {took:.2f}s under a 0.5s limit (the built-in default is 5s)"
-    assert _engine.session_real_seconds() is None, "the inner session's limit leaked into this one"
+    assert limits.session_real_seconds() is None, "the inner session's limit leaked into this one"
 
 
 def test_the_ini_value(spin: pytest.Pytester) -> None:
@@ -129,7 +129,7 @@ def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: py
         _run.run(lambda task: None, **go)
     with pytest.raises(_Stop):  # a ceiling that sets other limits only keeps the SDK default too
         _run.run(lambda task: None, ceiling=Ceiling(max_tool_calls=50), **go)
-    restore = _engine.set_session_real_seconds(0.3, "--chaos-real-seconds")
+    restore = limits.set_session_real_seconds(0.3, "--chaos-real-seconds")
     try:
         with pytest.raises(_Stop):
             _run.run(lambda task: None, **go)

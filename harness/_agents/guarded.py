@@ -44,8 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolchaos._engine import AgentResult
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
+from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError
 from toolchaos.fake_tools._fingerprint import canonical, digest
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from toolchaos._engine import AgentResult
+from toolchaos._internal.types import AgentResult
 
 FRAMEWORKS: dict[str, tuple[str, str]] = {
     # name: (module to import, pip extra)

@@ -61,7 +61,8 @@ def framework_agents() -> dict[str, Callable[[], Any]]:
 def run_scenario(scenario: Any, agent: Any, label: str) -> Any:
     """``toolchaos.certification._suite.run_scenario`` for an SDK/framework agent: the same checks, runs through the wire."""
     from toolchaos import wire
-    from toolchaos._engine import Ceiling, RunResult
+    from toolchaos._engine import RunResult
+    from toolchaos._internal.limits import Ceiling
     from toolchaos.certification._suite import Verdict, _check, combine
 
     store: dict[str, Any] = {}

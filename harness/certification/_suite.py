@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolchaos._agents import GuardedAgent, naive
-from toolchaos._engine import RunResult, run, safe_name, session_real_seconds
+from toolchaos._engine import RunResult, run, safe_name
+from toolchaos._internal.limits import session_real_seconds
 from toolchaos._internal.trace import Trace
 from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.fake_tools import EffectLedger

@@ -47,11 +47,11 @@ REAL_SECONDS_OPTION = "--real-seconds"
 
 def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
     """``--real-seconds SECONDS``: the session's real-time limit, as pytest's ``--chaos-real-seconds``."""
-    from toolchaos._engine import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
+    from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
 
     own = "a scenario's own ceiling real_seconds wins; " if scenarios else ""
     # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
-    # checks it with the plugin's rule and words (toolchaos._engine.check_real_seconds).
+    # checks it with the plugin's rule and words (toolchaos._internal.limits.check_real_seconds).
     parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
                         help="real-time limit of each agent run: the watchdog ends an agent still running after "
                              f"SECONDS as a failure (WATCHDOG); {own}default {DEFAULT_REAL_SECONDS:g} seconds, "
@@ -62,7 +62,7 @@ def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: boo
 def real_seconds_limit(raw: str | None) -> Iterator[None]:
     """The session's real-time limit set to ``--real-seconds`` while the command runs, then put back.
 
-    Session-wide (``toolchaos._engine.set_session_real_seconds``) rather than a ceiling handed to
+    Session-wide (``toolchaos._internal.limits.set_session_real_seconds``) rather than a ceiling handed to
     each run, so the precedence is the engine's own, as under pytest: a scenario's ceiling
     ``real_seconds`` still wins and SDK agents give up their longer default. Restored on the
     way out so that ``main()`` called in-process (tests, a wrapper script) leaves no trace.
@@ -71,7 +71,7 @@ def real_seconds_limit(raw: str | None) -> Iterator[None]:
     if raw is None:
         yield
         return
-    from toolchaos._engine import check_real_seconds, set_session_real_seconds
+    from toolchaos._internal.limits import check_real_seconds, set_session_real_seconds
 
     try:
         seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)

@@ -47,7 +47,9 @@ from hypothesis import seed as _hseed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from toolchaos._agents import resolve_agent
-from toolchaos._engine import TERMINAL_STATES, Budgets, Ceiling, RunResult, run
+from toolchaos._engine import RunResult, run
+from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as inv
 from toolchaos.policies._builtin import (

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolchaos._engine import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
+from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
 
 if TYPE_CHECKING:
     from toolchaos._engine import RunResult

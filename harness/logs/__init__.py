@@ -18,12 +18,11 @@ from toolchaos.logs._importers import (
     open_text,
     parse,
     read_records,
-    recorded_policy,
     replay_tools,
     select,
 )
 
 __all__ = [
     "FORMATS", "Conversation", "LogFormatError", "RecordedCall", "RecordedTurn", "conversation", "detect",
-    "fault_of", "load", "open_text", "parse", "read_records", "recorded_policy", "replay_tools", "select",
+    "fault_of", "load", "open_text", "parse", "read_records", "replay_tools", "select",
 ]

@@ -29,7 +29,7 @@ the record (line) and the field (``messages[3].tool_calls[0].function.arguments`
 Replay: ``conversation(path, format, session)`` is the one session to replay and
 ``Conversation.decisions()`` its model turns: the one conversion ``toolchaos replay``
 and the ``recorded`` policy (``policy: {recorded: {path, format, session}}`` in a
-scenario) both use. ``recorded_policy(path)`` is that policy; ``replay_tools(conversation)``
+scenario) both use (``toolchaos.policies.recorded(path)``); ``replay_tools(conversation)``
 gives fake tools whose schedules answer each call as the log says it was answered (a
 timeout, a 503, the recorded data), so the pre-fix call sequence meets the same tool
 behaviour.
@@ -49,7 +49,6 @@ from toolchaos.fake_tools import FakeTool, catalogue, fake_tool
 from toolchaos.fake_tools import faults as F
 from toolchaos.fake_tools._faults import Fault
 from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
-from toolchaos.policies._builtin import Recorded
 
 FORMATS = ("toolchaos", "openai-chat", "openai-responses", "anthropic", "otel")
 
@@ -939,11 +938,6 @@ def conversation(path: str | Path, format: str = "auto", session: str | None = N
         raise LogFormatError(f"cannot read the file ({exc})", source, option="path") from None
 
 
-def recorded_policy(path: str | Path, format: str = "auto", session: str | None = None) -> Recorded:
-    """A ``recorded`` policy replaying the model turns of one session of a log file."""
-    return Recorded(path, format=format, session=session)
-
-
 _TRANSIENT: dict[str, str | int] = {"unavailable": 503, "rate_limited": 429, "connection_reset": "reset",
                                     "internal_error": 500}
 
@@ -1051,4 +1045,4 @@ def replay_tools(conversation: Conversation, side_effects: Iterable[str] = ()) -
 
 
 __all__ = ["FORMATS", "Conversation", "LogFormatError", "RecordedCall", "RecordedTurn", "conversation", "detect",
-           "fault_of", "load", "open_text", "parse", "read_records", "recorded_policy", "replay_tools", "select"]
+           "fault_of", "load", "open_text", "parse", "read_records", "replay_tools", "select"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
+from toolchaos.logs._importers import LogFormatError, conversation
 
 
 @runtime_checkable
@@ -405,7 +406,6 @@ def load_turns(path: str | Path, format: str = "auto", session: str | None = Non
     The importers' conversion, the one ``toolchaos replay`` uses: a log replays the same
     turns from a scenario as from the command line.
     """
-    from toolchaos.logs._importers import LogFormatError, conversation  # here: the importers import this module
 
     try:
         return conversation(path, format, session).decisions()

@@ -9,7 +9,7 @@
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
 - ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
   for every run of the session whose test or scenario sets no ``real_seconds`` of its own
-  (``toolchaos._engine.set_session_real_seconds``).
+  (``toolchaos._internal.limits.set_session_real_seconds``).
 - Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
   under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
   certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
@@ -18,39 +18,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos._engine import (
-    DEFAULT_REAL_SECONDS,
-    SDK_REAL_SECONDS,
-    check_real_seconds,
-    safe_name,
-    set_session_real_seconds,
-)
+from toolchaos._engine import safe_name
 from toolchaos._internal import clock as _clock
+from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, set_session_real_seconds
 from toolchaos._session import Chaos
 from toolchaos.pytest_plugin import _items as _yaml_items
+from toolchaos.pytest_plugin._settings import (
+    REAL_SECONDS_INI,
+    REAL_SECONDS_OPTION,
+    read_settings,
+    real_seconds,
+    settings_key,
+)
 
 # Certification reports (--chaos-report, --chaos-require) live in their own module.
 pytest_plugins = ["toolchaos.pytest_plugin._report"]
 
 SKIP_REASON = "chaos test: run it with `pytest --chaos`"
-REAL_SECONDS_OPTION = "--chaos-real-seconds"
-REAL_SECONDS_INI = "chaos_real_seconds"
-
-
-@dataclass(frozen=True)
-class Settings:
-    enabled: bool
-    agent: str
-    seed: int
-    artifacts: Path | None
-
-
-settings_key = pytest.StashKey[Settings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,12 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "chaos(agent=None, seed=None, budgets=None, ceiling=None): a chaos test, run only with "
                    "--chaos; the arguments are toolchaos.Chaos's own")
-    opt = config.option
-    agent = opt.chaos_agent or config.getini("chaos_agent") or "builtin:guarded"
-    artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    limit = _real_seconds(config)
-    settings = Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
+    settings = read_settings(config)
     config.stash[settings_key] = settings
+    limit = real_seconds(config)
     if limit is not None:
         # Process-wide: runs reach the engine by paths that never see this config (the chaos
         # fixture, scenario items, toolchaos.wire.run, toolchaos.run called from a test). The
@@ -99,25 +84,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(set_session_real_seconds(*limit))
     if settings.enabled:
         _clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
-
-
-def _real_seconds(config: pytest.Config) -> tuple[float, str] | None:
-    """The session's real-time limit and its source: the command line, else the ini file, else None.
-
-    Both go through the CLI's check (``check_real_seconds``: 0, a negative number, nan, inf or
-    not a number), reported as a usage error naming the option and the value.
-    """
-    raw: Any = config.option.chaos_real_seconds
-    source = REAL_SECONDS_OPTION
-    if raw is None:
-        raw = config.getini(REAL_SECONDS_INI)
-        source = f"ini option {REAL_SECONDS_INI}"
-        if not str(raw).strip():
-            return None
-    try:
-        return check_real_seconds(raw, source), source
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

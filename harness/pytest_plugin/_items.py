@@ -20,7 +20,7 @@ own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``. T
 ``--chaos-seed``, else the scenario's ``seed``. The real-time limit: the scenario's
 ``ceiling: {real_seconds: ...}``, else ``--chaos-real-seconds``, else the ini option
 ``chaos_real_seconds``, else 5 s (the engine applies the session's limit to every run whose
-ceiling sets none: ``toolchaos._engine.set_session_real_seconds``).
+ceiling sets none: ``toolchaos._internal.limits.set_session_real_seconds``).
 """
 
 from __future__ import annotations

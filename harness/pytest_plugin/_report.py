@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.pytest_plugin._settings import settings_key
 from toolchaos.reports._core import (
     LEVEL_ORDER,
     LEVELS,
@@ -179,14 +180,8 @@ class _ReportHooks:
 def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
     agent: Any = None
     seed = 0
-    try:
-        from toolchaos.pytest_plugin import settings_key
-
-        settings = config.stash[settings_key]
-        agent, seed = settings.agent, settings.seed
-    except (ImportError, KeyError, AttributeError):  # pragma: no cover - the main plugin is not loaded
-        agent = getattr(config.option, "chaos_agent", None)
-        seed = int(getattr(config.option, "chaos_seed", 0) or 0)
+    settings = config.stash[settings_key]
+    agent, seed = settings.agent, settings.seed
     agents = {e.get("agent") for e, _ in col.entries if e.get("agent")}
     if len(agents) == 1:  # every scenario ran one agent (perhaps the scenarios' own, not the option's)
         agent = agents.pop()

@@ -46,7 +46,8 @@ from typing import Any, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from toolchaos._engine import TERMINAL_STATES, Budgets, Ceiling
+from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.fake_tools import DefinitionError, FakeTool, catalogue, fake_tool
 from toolchaos.fake_tools._faults import KINDS as FAULT_KINDS
 from toolchaos.fake_tools._schedule import RULE_KEYS

@@ -316,10 +316,22 @@ class DualHTTPCoreMocker(HTTPCoreMocker):
     @classmethod
     def _unmatched(cls, req: httpx.Request, exc: AllMockedAssertionError) -> BaseException:
         if cls.escape_unmatched > 0:
-            from toolchaos.wire import _server
-
-            return UnmatchedRequest(req.method, str(req.url), _server.unmatched_hint(req))
+            return UnmatchedRequest(req.method, str(req.url), _unmatched_hint(req))
         return exc
+
+
+def _no_hint(request: httpx.Request) -> str:
+    return ""
+
+
+# What the active wire serves, for an unmatched request's message. The server module sets it
+# when it is imported: the mocker sits below the server and never imports it.
+_unmatched_hint: Callable[[httpx.Request], str] = _no_hint
+
+
+def set_unmatched_hint(hint: Callable[[httpx.Request], str]) -> None:
+    global _unmatched_hint
+    _unmatched_hint = hint
 
 
 _previous_default: str | None = None

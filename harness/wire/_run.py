@@ -27,18 +27,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
-from toolchaos._engine import (
-    SDK_REAL_SECONDS,
-    AgentResult,
-    Budgets,
-    Ceiling,
-    ModelClient,
-    RunResult,
-    Toolbox,
-    session_real_seconds,
-)
+from toolchaos._engine import ModelClient, RunResult, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
+from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling, session_real_seconds
+from toolchaos._internal.types import AgentResult
 from toolchaos._internal.watchdog import HarnessStop
 from toolchaos.fake_tools import FakeTool
 from toolchaos.wire._apifaults import ApiFaults

@@ -40,7 +40,7 @@ from respx.models import Route, SideEffectError
 from toolchaos._internal.model import ModelTurn, Usage, read_feedback
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
-from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker
+from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
 
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
@@ -464,6 +464,9 @@ def unmatched_hint(request: httpx.Request) -> str:
     served = wire.served()
     return (f" (the run serves the model APIs {', '.join(wire.apis) or 'none'}"
             f"{'' if not served else ': ' + '; '.join(served)}; declare the API, its base URL or an http_tool)")
+
+
+set_unmatched_hint(unmatched_hint)
 
 
 # --- HTTP-backed tools --------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""The pytest layer's settings: read once from the command line and the ini file, kept in ``config.stash``.
+
+Precedence, written here and nowhere else: the command line, then the ini file, then the
+default. (A marker's or a scenario's own ``agent:`` is applied later, by the item or the
+fixture, on top of these.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolchaos._internal.limits import check_real_seconds
+
+DEFAULT_AGENT = "builtin:guarded"
+REAL_SECONDS_OPTION = "--chaos-real-seconds"
+REAL_SECONDS_INI = "chaos_real_seconds"
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool
+    agent: str
+    seed: int
+    artifacts: Path | None
+
+
+settings_key = pytest.StashKey[Settings]()
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """The session's settings: ``--chaos-agent`` over ini ``chaos_agent`` over ``builtin:guarded``."""
+    opt = config.option
+    agent = opt.chaos_agent or config.getini("chaos_agent") or DEFAULT_AGENT
+    artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
+    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
+
+
+def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
+    """The session's real-time limit and its source: the command line, else the ini file, else None.
+
+    Both go through the CLI's check (``check_real_seconds``: 0, a negative number, nan, inf or
+    not a number), reported as a usage error naming the option and the value.
+    """
+    raw: Any = config.option.chaos_real_seconds
+    source = REAL_SECONDS_OPTION
+    if raw is None:
+        raw = config.getini(REAL_SECONDS_INI)
+        source = f"ini option {REAL_SECONDS_INI}"
+        if not str(raw).strip():
+            return None
+    try:
+        return check_real_seconds(raw, source), source
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
