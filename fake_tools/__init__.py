@@ -10,8 +10,7 @@ Works on its own, without the harness or pytest::
     tools.ledger.applied("charge_payment")                         # -> 1: it did happen
 """
 
-from toolchaos.fake_tools import catalogue, faults
-from toolchaos.fake_tools._errors import (
+from toolchaos.errors import (
     DefinitionError,
     ToolConnectionReset,
     ToolError,
@@ -19,12 +18,14 @@ from toolchaos.fake_tools._errors import (
     ToolNotFound,
     ToolPermissionDenied,
     ToolTimeout,
+    UnknownTool,
 )
+from toolchaos.fake_tools import catalogue, faults
 from toolchaos.fake_tools._fingerprint import canonical, fingerprint, normalise
 from toolchaos.fake_tools._ledger import Effect, EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import FaultSchedule, Rule, rule, schedule
-from toolchaos.fake_tools._tool import FakeTool, ManualClock, ToolSet, ToolState, UnknownTool, fake_tool
+from toolchaos.fake_tools._tool import FakeTool, ManualClock, ToolSet, ToolState, fake_tool
 
 __all__ = [
     "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",

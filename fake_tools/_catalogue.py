@@ -12,8 +12,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolchaos.fake_tools._errors import DefinitionError
-from toolchaos.fake_tools._faults import did_you_mean, paginated
+from toolchaos.errors import DefinitionError, did_you_mean
+from toolchaos.fake_tools._faults import paginated
 from toolchaos.fake_tools._tool import FakeTool, Payload, fake_tool
 
 POOL = 1024  # drawn once per kind of text; a payload picks with one number from its own rng

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolchaos.fake_tools._errors import DefinitionError
+from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 
 S = OutcomeClass.SUCCESS
@@ -425,8 +425,3 @@ def _check_params(kind: str, params: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def did_you_mean(word: str, known: Any) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""

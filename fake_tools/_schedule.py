@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolchaos.fake_tools._errors import DefinitionError
-from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, as_fault, did_you_mean
+from toolchaos.errors import DefinitionError, did_you_mean
+from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, as_fault
 
 RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")
 

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolchaos.fake_tools._errors import DefinitionError, exception_for
+from toolchaos.errors import DefinitionError, UnknownTool
+from toolchaos.fake_tools._errors import exception_for
 from toolchaos.fake_tools._faults import CallInfo, Ok, as_fault
 from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
@@ -233,20 +234,6 @@ def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | 
 def _check_delivery(name: str, delivery: str) -> None:
     if delivery not in DELIVERIES:
         raise DefinitionError(name, "delivery", f"expected one of {', '.join(DELIVERIES)}, got {delivery!r}")
-
-
-class UnknownTool(KeyError):
-    """The caller asked for a tool that is not registered."""
-
-    def __init__(self, name: str, known: Iterable[str]) -> None:
-        self.name = name
-        from toolchaos.fake_tools._faults import did_you_mean
-
-        super().__init__(f"no fake tool named {name!r}{did_you_mean(name, known)}; "
-                         f"registered: {', '.join(sorted(known)) or 'none'}")
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class ManualClock:

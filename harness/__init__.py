@@ -15,22 +15,28 @@ from typing import Any
 
 from toolchaos import invariants, policies
 from toolchaos._agents import GuardConfig, GuardedAgent, resolve_agent
-from toolchaos._engine import HardCeiling, LeftoverStopped, ModelClient, RunClosed, RunResult, Toolbox, run
-from toolchaos._internal.isolation import NetworkBlocked
+from toolchaos._engine import ModelClient, RunResult, Toolbox, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Decision, ModelTurn, ToolCall, Usage, tool_message
 from toolchaos._internal.store import SqliteLedger, SqliteStore
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, AgentResult
-from toolchaos._internal.watchdog import WatchdogExpired
 from toolchaos._session import Chaos
-from toolchaos.invariants._builtin import InvariantViolation
+from toolchaos.errors import (
+    HardCeiling,
+    InvariantViolation,
+    LeftoverStopped,
+    NetworkBlocked,
+    RunClosed,
+    ScenarioError,
+    WatchdogExpired,
+)
 
 __version__ = "0.1.0"
 
 # Scenario files pull in pydantic and PyYAML: loaded on first use, so `import toolchaos`
 # (and every plain pytest run, through the plugin) does not pay for them.
-_SCENARIO_API = {"ScenarioError": "scenario", "load_scenarios": "scenario", "run_scenario": "certification",
+_SCENARIO_API = {"load_scenarios": "scenario", "run_scenario": "certification",
                  "certify": "certification"}
 
 

@@ -51,32 +51,20 @@ from toolchaos._internal.model import (
 )
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import AgentResult
-from toolchaos._internal.watchdog import HarnessStop, WatchdogExpired
+from toolchaos.errors import (
+    HardCeiling,
+    HarnessStop,
+    LeftoverStopped,
+    NetworkBlocked,
+    PolicyCrashed,
+    RunClosed,
+    UnknownTool,
+    WatchdogExpired,
+)
 from toolchaos.fake_tools import EffectLedger, FakeTool, Outcome, OutcomeClass, ToolSet
 from toolchaos.policies._builtin import Policy, as_policy
 
-
-class HardCeiling(HarnessStop):
-    """The agent exceeded the harness's ceiling on tool calls or model turns."""
-
-
-class RunClosed(RuntimeError):
-    """A tool or the model was called after the run had ended (a leftover thread)."""
-
-
-class LeftoverStopped(HarnessStop):
-    """A thread kept calling tools after its run had ended; raised past ``except Exception`` to end it."""
-
-
 LATE_RECORDED = 20  # late calls recorded per run; the next ones stop their thread (LeftoverStopped)
-
-
-class PolicyCrashed(HarnessStop):
-    """The policy itself raised: a bug in the test, not in the agent."""
-
-    def __init__(self, original: BaseException) -> None:
-        self.original = original
-        super().__init__(f"the policy raised {type(original).__name__}: {original}")
 
 
 class _Run:
@@ -174,8 +162,6 @@ class Toolbox:
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
         if name not in self._run.tools:
-            from toolchaos.fake_tools import UnknownTool
-
             raise UnknownTool(name, self._run.tools)
         return lambda *a, **kw: self.call(name, *a, **kw)
 
@@ -480,7 +466,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
         if limit_source:
             error += f" (set by {limit_source})"
         result = AgentResult("WATCHDOG")
-    except _isolation.NetworkBlocked as exc:
+    except NetworkBlocked as exc:
         harness_stop, error, result = "network", str(exc), AgentResult("CRASHED")
     except PolicyCrashed as exc:
         harness_stop, error, result = "policy", "".join(traceback.format_exception(exc.original)), AgentResult("CRASHED")
@@ -498,7 +484,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     if harness_stop is None and isinstance(r.stopped, HardCeiling):  # hit in a worker thread
         harness_stop, error, result = "ceiling", str(r.stopped), AgentResult("HARD_CEILING")
     if harness_stop is None and attempts:  # refused in another thread, or swallowed by the agent
-        harness_stop, error = "network", str(_isolation.NetworkBlocked(attempts[0]))
+        harness_stop, error = "network", str(NetworkBlocked(attempts[0]))
         result = AgentResult("CRASHED")
     if interrupted is None:
         leftover = _leftover_threads(threads_before, r, min(ceiling.thread_grace, real_seconds))

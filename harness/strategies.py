@@ -34,6 +34,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from toolchaos._internal.model import Decision, ModelView
+from toolchaos.errors import PolicyError, did_you_mean
 from toolchaos.fake_tools import FakeTool, Rule, catalogue
 from toolchaos.fake_tools import faults as F
 from toolchaos.fake_tools._faults import (
@@ -51,7 +52,7 @@ from toolchaos.fake_tools._faults import (
     Transient,
 )
 from toolchaos.policies._builtin import BUILTIN as _POLICY_BUILDERS
-from toolchaos.policies._builtin import Policy, PolicyError
+from toolchaos.policies._builtin import Policy
 
 # Kinds drawn by default, simplest first (hypothesis shrinks toward the first branch).
 # ``paginated`` is left out: it only makes sense for a tool that takes a cursor.
@@ -71,8 +72,6 @@ def _check_kinds(kinds: Iterable[str] | None, known: Sequence[str], what: str) -
     chosen = tuple(known if kinds is None else kinds)
     bad = [k for k in chosen if k not in known]
     if bad:
-        from toolchaos.fake_tools._faults import did_you_mean
-
         raise ValueError(f"unknown {what} {bad[0]!r}{did_you_mean(bad[0], known)}; known: {', '.join(known)}")
     return chosen
 
@@ -310,8 +309,6 @@ def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | No
     varied = list(names if vary is None else vary)
     for n in varied:
         if n not in names:
-            from toolchaos.fake_tools._faults import did_you_mean
-
             raise ValueError(f"fault_schedules: vary names {n!r}, not one of the tools{did_you_mean(n, names)} "
                              f"({', '.join(names)})")
     if max_calls < 0:
@@ -422,8 +419,6 @@ def build_policy(spec: Mapping[str, Any]) -> Policy:
         raise PolicyError(f"a policy spec is a one-key mapping {{name: {{params}}}}, got {spec!r}")
     ((name, params),) = spec.items()
     if name not in _POLICY_BUILDERS:
-        from toolchaos.fake_tools._faults import did_you_mean
-
         raise PolicyError(f"unknown policy {name!r}{did_you_mean(str(name), _POLICY_BUILDERS)}")
     kw = dict(params or {})
     if "inner" in kw and isinstance(kw["inner"], Mapping):

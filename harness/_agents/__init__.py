@@ -8,12 +8,9 @@ from typing import Any
 
 from toolchaos._agents.guarded import GuardConfig, GuardedAgent, guarded
 from toolchaos._agents.naive import naive
+from toolchaos.errors import AgentRefError, did_you_mean
 
 BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded}
-
-
-class AgentRefError(ValueError):
-    """An agent reference could not be resolved."""
 
 
 def resolve_agent(ref: Any) -> Callable[..., Any]:
@@ -25,8 +22,6 @@ def resolve_agent(ref: Any) -> Callable[..., Any]:
     module, _, attr = ref.partition(":")
     if module == "builtin":
         if attr not in BUILTIN:
-            from toolchaos.fake_tools._faults import did_you_mean
-
             raise AgentRefError(f"no built-in agent {attr!r}{did_you_mean(attr, BUILTIN)}; "
                                 f"built-in: {', '.join('builtin:' + n for n in BUILTIN)}")
         return BUILTIN[attr]

@@ -30,18 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 from toolchaos._internal import watchdog as _watchdog
-from toolchaos._internal.watchdog import HarnessStop
+from toolchaos.errors import NetworkBlocked
 
 MARGIN = 0.25  # past the deadline: the watchdog ends the run first, as WATCHDOG, when it can
-
-
-class NetworkBlocked(HarnessStop):
-    """The agent tried to reach the real network during a run."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        super().__init__(f"toolchaos: real network access refused during a run: {what} "
-                         f"(only loopback is allowed; serve the tool with a fake tool or a respx route)")
 
 
 _real_connect: Callable[..., Any] = socket.socket.connect

@@ -23,15 +23,7 @@ import threading
 from types import FrameType
 
 from toolchaos._internal import clock as _clock
-
-
-class HarnessStop(BaseException):
-    """Base of the harness's own stops. A ``BaseException`` so ``except Exception`` in an agent cannot swallow it."""
-
-
-class WatchdogExpired(HarnessStop):
-    """The agent ran longer than the real-time limit."""
-
+from toolchaos.errors import WatchdogExpired
 
 _POLL = 0.05
 _armed: tuple[int, float, int] | None = None  # (thread id, real deadline, token)

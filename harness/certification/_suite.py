@@ -30,6 +30,7 @@ from toolchaos._engine import RunResult, run, safe_name
 from toolchaos._internal.limits import session_real_seconds
 from toolchaos._internal.trace import Trace
 from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.errors import trace_file_line
 from toolchaos.fake_tools import EffectLedger
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.invariants._builtin import Violation
@@ -367,7 +368,7 @@ def render_failure(verdict: Verdict) -> str:
         lines.append("trace (last events):")
         lines.append(result.trace.table(around=result.trace.events[-1]["seq"] if result.trace.events else None,
                                         radius=10))
-    lines.append(_invariants.trace_file_line(result))
+    lines.append(trace_file_line(result))
     limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
     again = f" --real-seconds {limit:g}" if limit is not None else ""
     lines.append(f"reproduce: toolchaos run {where} --agent {verdict.agent} --seed {result.seed}{again}")

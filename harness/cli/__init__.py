@@ -3,9 +3,10 @@
 Each sub-command lives in its own module ``toolchaos._cmd_<name>`` exposing
 ``HELP`` (one line), ``EXAMPLES`` (text), ``add_arguments(parser)`` and
 ``run(args) -> int``. Errors are one clear line on stderr and a non-zero exit,
-never a traceback: ``CommandError`` and the harness's own input errors (bad agent
-reference, tool definition, policy, report level) exit 2; an unexpected exception is
-one "internal error" line and exit 3 (``TOOLCHAOS_DEBUG=1`` shows the traceback).
+never a traceback: every ``toolchaos.errors.UserError`` (bad agent reference, scenario,
+tool definition, policy, report level, command usage, ...) exits 2 (a ``CommandError``
+with its own ``code``); an unexpected exception is one "internal error" line and exit 3
+(``TOOLCHAOS_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import importlib
 import os
 import sys
 from typing import Any, NoReturn
+
+from toolchaos.errors import CommandError, UserError
 
 # name -> module; a command whose module is absent is simply not offered.
 COMMANDS = {
@@ -26,14 +29,6 @@ COMMANDS = {
     "new": "toolchaos.cli._new",
     "list": "toolchaos.cli._list",
 }
-
-
-class CommandError(Exception):
-    """A user error: printed as one line, exit code ``code``."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _modules() -> dict[str, Any]:
@@ -80,22 +75,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     return parser, modules
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean "your input is wrong": shown as one line, exit 2."""
-    from toolchaos._agents import AgentRefError
-    from toolchaos.fake_tools import DefinitionError
-    from toolchaos.policies._builtin import PolicyError
-
-    found: list[type[BaseException]] = [DefinitionError, AgentRefError, PolicyError]
-    try:
-        from toolchaos.reports._core import ReportError
-
-        found.append(ReportError)
-    except ImportError:  # pragma: no cover
-        pass
-    return tuple(found)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser, modules = build_parser()
     args = parser.parse_args(argv)
@@ -105,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     name = f"toolchaos {args.command}"
     try:
         return int(modules[args.command].run(args))
-    except CommandError as exc:
+    except CommandError as exc:  # the command's own words, as written (they may span lines)
         print(f"{name}: error: {exc}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
@@ -114,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `toolchaos list | head`: the reader left; not an error worth a word
         sys.stderr.close()
         return 0
-    except _user_errors() as exc:
+    except UserError as exc:  # "your input is wrong", whichever module found it
         print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from toolchaos.cli import CommandError
+from toolchaos.errors import CommandError, LogFormatError
 
 HELP = "loop forensics over traces and agent logs: repeats, cycles (A-B to 4 steps), stalls, intervals, token growth"
 EXAMPLES = """\
@@ -38,8 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from toolchaos.forensics._analyze import Analysis, Thresholds, as_json, render_table
-    from toolchaos.logs._importers import LogFormatError
-
     overrides = {k: v for k, v in (("loop_repeats", args.loop_repeats), ("loop_streak", args.loop_streak),
                                    ("loop_cycle", args.loop_cycle)) if v is not None}
     for key, value in overrides.items():

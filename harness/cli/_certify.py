@@ -11,7 +11,6 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from toolchaos.cli import CommandError
 from toolchaos.cli._run import (
     add_real_seconds_argument,
     load,
@@ -20,6 +19,7 @@ from toolchaos.cli._run import (
     run_each,
     select,
 )
+from toolchaos.errors import CommandError
 
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
 EXAMPLES = """\

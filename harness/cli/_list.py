@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolchaos.cli import CommandError
+from toolchaos.errors import CommandError, did_you_mean
 
 HELP = "list faults, policies, invariants, catalogue tools, agents, levels and built-in scenarios"
 EXAMPLES = """\
@@ -154,8 +154,6 @@ def run(args: argparse.Namespace) -> int:
     wanted = list(dict.fromkeys(args.sections)) or list(SECTIONS)
     for name in wanted:
         if name not in SECTIONS:
-            from toolchaos.fake_tools._faults import did_you_mean
-
             raise CommandError(f"unknown section {name!r}{did_you_mean(name, SECTIONS)} "
                                f"(sections: {', '.join(SECTIONS)})")
     data = {name: SECTIONS[name][1]() for name in wanted}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from toolchaos.cli import CommandError
+from toolchaos.errors import CommandError, did_you_mean
 
 HELP = "scaffold a scenario file (*.chaos.yaml) for a catalogue tool and a fault"
 EXAMPLES = """\
@@ -177,7 +177,7 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
              category: str | None = None, schema_url: str | None = "") -> str:
     """The text of a scenario file for a catalogue tool and a fault kind."""
     from toolchaos.fake_tools import catalogue
-    from toolchaos.fake_tools._faults import KINDS, did_you_mean
+    from toolchaos.fake_tools._faults import KINDS
 
     if tool_name not in catalogue.NAMES:
         raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolchaos.cli import CommandError
+from toolchaos.errors import CommandError, LogFormatError, render_violations
 
 HELP = "replay the model's recorded decisions (a trace or an agent log) against an agent, within a bound"
 EXAMPLES = """\
@@ -56,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
     from toolchaos._engine import run as run_agent
     from toolchaos._internal.trace import Trace
     from toolchaos.cli._run import resolve_agent_ref
-    from toolchaos.logs._importers import LogFormatError, conversation, replay_tools
+    from toolchaos.logs._importers import conversation, replay_tools
     from toolchaos.policies._builtin import Recorded
 
     path = Path(args.path)
@@ -97,9 +97,7 @@ def _run(args: argparse.Namespace) -> int:
               f"executions) against {args.agent}")
         print(result.summary())
         if violations:
-            from toolchaos.invariants._builtin import render
-
-            print(render(result, violations))
+            print(render_violations(result, violations))
         else:
             print(f"PASS: ended within the bound ({', '.join(f'{k} <= {v}' for k, v in bound.params().items())})")
         if isinstance(result.trace, Trace) and result.trace.path:

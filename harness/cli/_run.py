@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from toolchaos.cli import CommandError
+from toolchaos.errors import AgentRefError, CommandError, ScenarioError
 
 HELP = "run scenario files (or directories of them) against an agent"
 EXAMPLES = """\
@@ -88,7 +88,7 @@ def resolve_agent_ref(ref: str | None) -> Any:
     """A command-line agent reference checked now, as one clear line when it is wrong."""
     if ref is None:
         return None
-    from toolchaos._agents import AgentRefError, resolve_agent
+    from toolchaos._agents import resolve_agent
 
     try:
         resolve_agent(ref)
@@ -98,7 +98,7 @@ def resolve_agent_ref(ref: str | None) -> Any:
 
 
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
-    from toolchaos.scenario._loader import ScenarioError, find_files, load_file
+    from toolchaos.scenario._loader import find_files, load_file
 
     scenarios: list[Any] = []
     for raw in paths:

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from toolchaos.cli import CommandError
+from toolchaos.errors import CommandError
 
 HELP = "print the JSON Schema of scenario files (for editor completion and validation)"
 EXAMPLES = """\

@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from toolchaos.errors import LogFormatError
+
 MAX_TRACKED = 50_000  # fingerprints tracked exactly per session
 MAX_PERIOD = 4  # longest cycle round detected (Session.tool's comparisons are unrolled for it)
 GAP_SAMPLE = 4096  # interval sample size per session
@@ -613,12 +615,8 @@ class Analysis:
         try:
             event = json.loads(line)
         except ValueError:
-            from toolchaos.logs._importers import LogFormatError
-
             raise LogFormatError("not valid JSON", source, f"line {n}", fmt="toolchaos") from None
         if not isinstance(event, dict) or not isinstance(event.get("run"), str):
-            from toolchaos.logs._importers import LogFormatError
-
             raise LogFormatError("expected a trace event with a run and a kind", source, f"line {n}",
                                  "run", "toolchaos")
         sess = self.session(event["run"], "toolchaos", source)

@@ -5,8 +5,8 @@ writes it out as a YAML regression scenario.
     report = fuzz("mypkg.agent:run", tools=[...], examples=200)
 """
 
+from toolchaos.errors import FuzzFailed
 from toolchaos.fuzzing._core import (
-    FuzzFailed,
     FuzzFailure,
     FuzzReport,
     FuzzSpec,

@@ -50,6 +50,7 @@ from toolchaos._agents import resolve_agent
 from toolchaos._engine import RunResult, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
+from toolchaos.errors import FuzzFailed, FuzzSpecError, did_you_mean, render_violations
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as inv
 from toolchaos.policies._builtin import (
@@ -233,17 +234,9 @@ class FuzzFailure:
     def message(self) -> str:
         lines = [f"fuzzing {self.target.agent_ref} broke {self.invariant} "
                  f"(shrunk to {self.faulty_calls} faulty call(s)):",
-                 inv.render(self.result, self.violations),
+                 render_violations(self.result, self.violations),
                  "", "Save this scenario under scenarios/ as a regression:", "", self.yaml]
         return "\n".join(lines)
-
-
-class FuzzFailed(AssertionError):
-    """Fuzzing broke at least one invariant; the message holds each minimal case as YAML."""
-
-    def __init__(self, report: FuzzReport) -> None:
-        self.report = report
-        super().__init__(report.message())
 
 
 @dataclass
@@ -553,7 +546,6 @@ class FuzzSpec:
     @classmethod
     def from_data(cls, data: Any, tools: Sequence[str] | None = None) -> FuzzSpec:
         """Validate a ``fuzz:`` block; ``FuzzSpecError`` names the offending key (``fuzz.kinds[1]``)."""
-        from toolchaos.fake_tools._faults import did_you_mean
         from toolchaos.strategies import ALL_KINDS, POLICY_KINDS
 
         if data is None or data is True:
@@ -605,14 +597,6 @@ class FuzzSpec:
                    policy_kinds=names("policy_kinds", POLICY_KINDS, "policy kind"),
                    check=choice("check", CHECKS, "must_hold"), bound=integer("bound", 1, DEFAULT_BOUND),
                    vary_seed=vary_seed)
-
-
-class FuzzSpecError(ValueError):
-    """A ``fuzz:`` block is invalid; ``field`` is the dotted path of the offending key."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        self.field, self.problem = field, problem
-        super().__init__(f"{field}: {problem}")
 
 
 def scenario_target(scenario: Any, spec: FuzzSpec | None = None, *, agent: Any = None) -> FuzzTarget:

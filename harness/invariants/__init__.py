@@ -1,10 +1,10 @@
 """Invariants over a finished run: ``result.check(invariants.bounded(executions=3), ...)``."""
 
+from toolchaos.errors import InvariantError, InvariantViolation
 from toolchaos.invariants._builtin import (
     BUILTIN,
     HELP,
     Invariant,
-    InvariantViolation,
     Violation,
     bounded,
     completed,
@@ -19,7 +19,7 @@ from toolchaos.invariants._builtin import (
 )
 
 __all__ = [
-    "BUILTIN", "HELP", "Invariant", "InvariantViolation", "Violation", "bounded", "completed", "idempotent",
-    "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend", "retry_after_honoured",
+    "BUILTIN", "HELP", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded", "completed",
+    "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend", "retry_after_honoured",
     "stop_report", "terminal_state", "terminated",
 ]

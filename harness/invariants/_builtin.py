@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
+from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
 
 if TYPE_CHECKING:
     from toolchaos._engine import RunResult
@@ -31,39 +32,6 @@ class Violation:
     def headline(self) -> str:
         where = f" at step {self.step} (trace event #{self.seq})" if self.seq is not None else ""
         return f"invariant {self.invariant} broke{where}: expected {self.expected}; actual: {self.actual}"
-
-
-class InvariantViolation(AssertionError):
-    """One or more invariants broke. ``violations`` lists them; the message shows the trace."""
-
-    def __init__(self, result: RunResult, violations: Sequence[Violation]) -> None:
-        self.result = result
-        self.violations = list(violations)
-        super().__init__(render(result, self.violations))
-
-
-def render(result: RunResult, violations: Sequence[Violation]) -> str:
-    first = violations[0]
-    lines = [first.headline()]
-    lines += [f"also: {v.headline()}" for v in violations[1:]]
-    lines.append(result.summary())
-    if result.error:
-        lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
-    lines.append(f"trace around event #{first.seq}:" if first.seq is not None else "trace:")
-    lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
-                 if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))
-    lines.append(trace_file_line(result))
-    lines.append(f"reproduce: same scenario with seed {result.seed}")
-    return "\n".join(lines)
-
-
-def trace_file_line(result: RunResult) -> str:
-    """Where the trace was written, or how to have it written, whichever way the run was started."""
-    path = result.trace.path
-    if path:
-        return f"trace file: {path}"
-    return ("trace file: not written (pytest --chaos-artifacts=DIR, toolchaos --artifacts DIR, "
-            "or run(..., artifacts=DIR))")
 
 
 class Invariant:
@@ -188,10 +156,8 @@ class TerminalState(Invariant):
         known = TERMINAL_STATES + HARNESS_STATES
         for s in states:
             if s not in known:
-                from toolchaos.fake_tools._faults import did_you_mean
-
-                raise ValueError(f"terminal_state: unknown state {s!r}{did_you_mean(s, known)}; "
-                                 f"known: {', '.join(TERMINAL_STATES)}")
+                raise InvariantError(f"terminal_state: unknown state {s!r}{did_you_mean(s, known)}; "
+                                     f"known: {', '.join(TERMINAL_STATES)}")
         self.states = tuple(states)
 
     def params(self) -> dict[str, Any]:
@@ -213,7 +179,8 @@ class StopReport(Invariant):
     def __init__(self, fields: Sequence[str] = ("guard", "reason", "completed", "resume_condition")) -> None:
         bad = [f for f in fields if f not in REPORT_FIELDS]
         if bad:
-            raise ValueError(f"stop_report: unknown fields {bad}; known: {', '.join(REPORT_FIELDS)}")
+            raise InvariantError(f"stop_report: unknown fields {bad}; known: {', '.join(REPORT_FIELDS)}",
+                                 field="fields")
         self.fields = tuple(fields)
 
     def params(self) -> dict[str, Any]:

@@ -5,10 +5,10 @@ a recorded policy replays.
     decisions = conversation("incident.jsonl").decisions()
 """
 
+from toolchaos.errors import LogFormatError
 from toolchaos.logs._importers import (
     FORMATS,
     Conversation,
-    LogFormatError,
     RecordedCall,
     RecordedTurn,
     conversation,

@@ -45,33 +45,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolchaos._internal.model import Decision, interpret
+from toolchaos.errors import LogFormatError, did_you_mean
 from toolchaos.fake_tools import FakeTool, catalogue, fake_tool
 from toolchaos.fake_tools import faults as F
 from toolchaos.fake_tools._faults import Fault
 from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 
 FORMATS = ("toolchaos", "openai-chat", "openai-responses", "anthropic", "otel")
-
-
-class LogFormatError(ValueError):
-    """A log cannot be read; the message names the file, the record and the field.
-
-    ``option`` names the caller's choice at fault when it is not the log itself
-    (``"format"``, ``"session"``), so a scenario file can point at that key rather than
-    at the path.
-    """
-
-    def __init__(self, problem: str, source: str = "<log>", record: str | None = None, field: str | None = None,
-                 fmt: str | None = None, option: str | None = None) -> None:
-        self.problem, self.source, self.record, self.field, self.format = problem, source, record, field, fmt
-        self.option = option
-        where = [source]
-        if record:
-            where.append(record)
-        if field:
-            where.append(field)
-        head = f"{fmt}: " if fmt else ""
-        super().__init__(f"{': '.join(where)}: {head}{problem}")
 
 
 class _Bad(Exception):
@@ -195,8 +175,6 @@ def read_records(path: str | Path) -> tuple[list[tuple[str, Any]], bool]:
 
 
 def _unknown_format(format: str, source: str) -> LogFormatError:
-    from toolchaos.fake_tools._faults import did_you_mean
-
     return LogFormatError(f"unknown format {format!r}{did_you_mean(format, ('auto', *FORMATS))} "
                           f"(known: auto, {', '.join(FORMATS)})", source, option="format")
 
@@ -918,8 +896,6 @@ def select(conversations: Sequence[Conversation], session: str | None = None, so
     for c in conversations:
         if c.session == session:
             return c
-    from toolchaos.fake_tools._faults import did_you_mean
-
     names = [c.session for c in conversations]
     more = f" and {len(names) - 10} more" if len(names) > 10 else ""
     raise LogFormatError(f"no session {session!r}{did_you_mean(session, names)} (sessions: {', '.join(names[:10])}"

@@ -1,11 +1,11 @@
 """Policies, the model double: ``policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"})``."""
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
+from toolchaos.errors import PolicyError
 from toolchaos.policies._builtin import (
     BUILTIN,
     HELP,
     Policy,
-    PolicyError,
     alternate,
     explore,
     ignores_refusals,

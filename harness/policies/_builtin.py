@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
-from toolchaos.logs._importers import LogFormatError, conversation
+from toolchaos.errors import LogFormatError, PolicyError
+from toolchaos.logs._importers import conversation
 
 
 @runtime_checkable
@@ -28,18 +29,6 @@ class Policy(Protocol):
     name: str
 
     def decide(self, view: ModelView) -> Decision: ...
-
-
-class PolicyError(ValueError):
-    """A policy was built with bad parameters; the message names the policy and field.
-
-    ``field`` is the parameter at fault when the error is about one, so a scenario file
-    can point at its key even when the message does not spell the parameter's name.
-    """
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 def _needs_met(fb: Feedback, needs: Sequence[str]) -> bool:
@@ -80,7 +69,8 @@ class _Base:
 
     def __init__(self, *, max_turns: int | None = None, respect_refusals: bool = True) -> None:
         if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
-            raise PolicyError(f"{self.name}: max_turns must be a positive integer, got {max_turns!r}")
+            raise PolicyError(f"{self.name}: max_turns must be a positive integer, got {max_turns!r}",
+                              field="max_turns")
         self.max_turns = max_turns
         self.respect_refusals = respect_refusals
 
@@ -108,13 +98,13 @@ def _check_args(policy: str, args: Any) -> dict[str, Any]:
     if args is None:
         return {}
     if not isinstance(args, Mapping):
-        raise PolicyError(f"{policy}: args must be a mapping, got {args!r}")
+        raise PolicyError(f"{policy}: args must be a mapping, got {args!r}", field="args")
     return dict(args)
 
 
 def _check_until(policy: str, until: str) -> str:
     if until not in ("success", "never"):
-        raise PolicyError(f"{policy}: until must be 'success' or 'never', got {until!r}")
+        raise PolicyError(f"{policy}: until must be 'success' or 'never', got {until!r}", field="until")
     return until
 
 
@@ -138,7 +128,7 @@ class Scripted(_Base):
             if "calls" in step and isinstance(step["calls"], list):
                 return Decision.many([(str(c["call"]), _check_args(self.name, c.get("args"))) for c in step["calls"]])
         raise PolicyError(f"scripted: steps[{i}] must be {{call: name, args: {{...}}}}, {{calls: [...]}}"
-                          f" or {{final: text}}; got {step!r}")
+                          f" or {{final: text}}; got {step!r}", field="steps")
 
     def next(self, view: ModelView) -> Decision:
         i = view.step - 1
@@ -203,7 +193,7 @@ class Paraphrase(Stubborn):
                  until: str = "never", **kw: Any) -> None:
         super().__init__(tool, args, until=until, **kw)
         if field not in self.args:
-            raise PolicyError(f"paraphrase: args must contain the field to reword ({field!r})")
+            raise PolicyError(f"paraphrase: args must contain the field to reword ({field!r})", field="args")
         self.field = field
 
     def vary(self, view: ModelView) -> dict[str, Any]:
@@ -220,7 +210,7 @@ class Alternate(_Base):
     def __init__(self, calls: Sequence[Any], *, until: str = "never", needs: Sequence[str] = (), **kw: Any) -> None:
         super().__init__(**kw)
         if not isinstance(calls, (list, tuple)) or len(calls) < 2:
-            raise PolicyError(f"alternate: calls must list at least 2 calls, got {calls!r}")
+            raise PolicyError(f"alternate: calls must list at least 2 calls, got {calls!r}", field="calls")
         self.calls = [(str(c["call"]), _check_args(self.name, c.get("args"))) if isinstance(c, Mapping)
                       else (str(c[0]), _check_args(self.name, c[1])) for c in calls]
         self.until = _check_until(self.name, until)
@@ -307,7 +297,7 @@ class Explore(_Base):
     def __init__(self, tool: str, queries: Sequence[Mapping[str, Any]], *, goal: int | None = None, **kw: Any) -> None:
         super().__init__(**kw)
         if not queries:
-            raise PolicyError("explore: queries must not be empty")
+            raise PolicyError("explore: queries must not be empty", field="queries")
         self.tool, self.queries = tool, [_check_args(self.name, q) for q in queries]
         self.goal = goal if goal is not None else len(self.queries)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from toolchaos.errors import ScenarioError, ScenarioFailed
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
     from toolchaos.certification._suite import Verdict
@@ -96,8 +97,6 @@ class ScenarioFile(pytest.File):
             yield ScenarioItem.from_parent(self, name=sc.name, scenario=sc)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        from toolchaos.scenario._loader import ScenarioError
-
         if isinstance(excinfo.value, ScenarioError):
             return f"invalid chaos scenario\n{excinfo.value}"
         return super().repr_failure(excinfo)
@@ -109,14 +108,6 @@ def _relative(path: Path) -> Path:
         return path.relative_to(Path.cwd())
     except ValueError:
         return path
-
-
-class ScenarioFailed(AssertionError):
-    """A scenario's expectations broke; ``verdict`` says which and where."""
-
-    def __init__(self, verdict: Verdict) -> None:
-        self.verdict = verdict
-        super().__init__(verdict.headline())
 
 
 class ScenarioItem(pytest.Item):

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.errors import ReportError
 from toolchaos.pytest_plugin._settings import settings_key
 from toolchaos.reports._core import (
     LEVEL_ORDER,
     LEVELS,
-    ReportError,
     RunMeta,
     _now,
     certified,

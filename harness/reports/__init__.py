@@ -4,10 +4,10 @@
     write_reports(verdicts, RunMeta(agent="mypkg.agent:run"), "chaos-report/")
 """
 
+from toolchaos.errors import ReportError
 from toolchaos.reports._core import (
     DEFAULT_LEVEL,
     LEVELS,
-    ReportError,
     RunMeta,
     build_report,
     certified,

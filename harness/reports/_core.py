@@ -39,6 +39,7 @@ from typing import Any, TextIO
 from toolchaos._engine import safe_name
 from toolchaos._internal.trace import Trace
 from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.errors import ReportError, did_you_mean
 from toolchaos.invariants import _builtin as I
 
 SCHEMA = "toolchaos.report"
@@ -58,17 +59,11 @@ CATEGORY_ORDER: tuple[str, ...] = ("loops", "error_classes", "side_effects", "bu
 STEP_SUMMARY_LIMIT = 900_000  # GitHub refuses step summaries over 1 MiB
 
 
-class ReportError(ValueError):
-    """Bad input to the report writer (an unknown level, an unusable output directory)."""
-
-
 # --- levels ------------------------------------------------------------------------------
 
 
 def check_level(level: str) -> str:
     if level not in LEVEL_ORDER:
-        from toolchaos.fake_tools._faults import did_you_mean
-
         raise ReportError(f"unknown level {level!r}{did_you_mean(str(level), LEVEL_ORDER)}; "
                           f"levels: {', '.join(LEVEL_ORDER)}")
     return level

@@ -7,6 +7,7 @@
 Mistakes are :class:`ScenarioError` with file, line, column, key and a "did you mean".
 """
 
+from toolchaos.errors import ScenarioError
 from toolchaos.scenario._loader import (
     CATEGORIES,
     SCENARIO_PATTERN,
@@ -14,7 +15,6 @@ from toolchaos.scenario._loader import (
     Expectation,
     Restart,
     Scenario,
-    ScenarioError,
     find_files,
     json_schema,
     load_file,

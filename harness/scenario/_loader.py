@@ -16,7 +16,7 @@ three stages, each of which points at the offending place in the file:
    constructors (``toolchaos.fake_tools.fake_tool``, ``catalogue.get``, ``toolchaos.policies._builtin.BUILTIN``,
    ``toolchaos.invariants._builtin.BUILTIN``), so there is one validation path; their errors
    (``DefinitionError``, ``PolicyError``, ``ValueError``) are re-raised as a
-   ``ScenarioError`` at the line and column of the field they name. Cross-checks that no
+   ``ScenarioError`` at the line and column of the field they name (their ``field``). Cross-checks that no
    single constructor can make happen here: a policy that calls a tool the scenario does
    not define, bounds that cannot both be met (min > max), invariants on unknown tools.
 
@@ -48,7 +48,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
-from toolchaos.fake_tools import DefinitionError, FakeTool, catalogue, fake_tool
+from toolchaos.errors import DefinitionError, FuzzSpecError, ScenarioError, UserError, did_you_mean
+from toolchaos.fake_tools import FakeTool, catalogue, fake_tool
 from toolchaos.fake_tools._faults import KINDS as FAULT_KINDS
 from toolchaos.fake_tools._schedule import RULE_KEYS
 from toolchaos.invariants import _builtin as _invariants
@@ -114,63 +115,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
-
-
-# --- errors ------------------------------------------------------------------------------
-
-
-class ScenarioError(ValueError):
-    """A scenario file is invalid. ``str()`` is ``file:line:col: message`` and the source line."""
-
-    def __init__(self, message: str, path: str | Path | None = None, span: Span | None = None,
-                 source: str | None = None) -> None:
-        self.message = message
-        self.path = None if path is None else Path(path)
-        self.span = span
-        self.line = span.line if span else None
-        self.col = span.col if span else None
-        self.excerpt = _excerpt(source, span) if source is not None and span is not None else ""
-        super().__init__(self.render())
-
-    @property
-    def location(self) -> str:
-        where = str(self.path) if self.path is not None else "<scenario>"
-        if self.span is not None:
-            where += f":{self.span.line}:{self.span.col}"
-        return where
-
-    def render(self) -> str:
-        text = f"{self.location}: {self.message}"
-        return f"{text}\n{self.excerpt}" if self.excerpt else text
-
-    def __str__(self) -> str:
-        return self.render()
-
-
-def _excerpt(source: str, span: Span, context: int = 1) -> str:
-    lines = source.splitlines()
-    if not lines or span.line > len(lines) + 1:
-        return ""
-    lo, hi = max(1, span.line - context), min(len(lines), span.line)
-    width = len(str(hi))
-    out = []
-    for n in range(lo, hi + 1):
-        text = lines[n - 1]
-        if len(text) > 160:
-            text = text[:159] + "…"
-        out.append(f" {'>' if n == span.line else ' '} {n:>{width}} | {text}")
-    length = 1
-    if span.end_line == span.line and span.end_col > span.col:
-        length = span.end_col - span.col
-    length = max(1, min(length, 80))
-    col = min(span.col, 160)
-    out.append(f"   {' ' * width} | {' ' * (col - 1)}{'^' * length}")
-    return "\n".join(out)
-
-
-def did_you_mean(word: Any, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -1020,19 +964,11 @@ def _try_build(build: Callable[[], Any], ctx: _Ctx, at: list[Any], what: str, ro
         return build()
     except ScenarioError:
         raise
-    except (_policies.PolicyError, ValueError, TypeError, KeyError, IndexError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         msg = msg.removeprefix(f"{what.split()[-1].strip(chr(39))}: ")
-        target = at
-        named = exc.field if isinstance(exc, _policies.PolicyError) else None
-        if named is not None:  # the policy said which parameter: trust it over the words of the message
-            if not positional and named in (kwargs or {}):
-                target = [*at, named]
-        else:
-            for k in kwargs or {}:
-                if not positional and re.search(rf"\b{re.escape(str(k))}\b", msg):
-                    target = [*at, k]
-                    break
+        named = exc.field if isinstance(exc, UserError) else None  # the constructor says which parameter
+        target = [*at, named] if named is not None and not positional and named in (kwargs or {}) else at
         if isinstance(exc, TypeError):
             msg = re.sub(r"^\w+\.?\w*\(\) ", "", msg)
             msg = f"bad parameters ({msg})"
@@ -1375,7 +1311,7 @@ def _with_dependencies(digest: str, files: Sequence[Path]) -> str:
 
 def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: _Ctx) -> Any:
     """The ``fuzz:`` block, validated by the fuzzer's own ``FuzzSpec.from_data``."""
-    from toolchaos.fuzzing._core import FuzzSpec, FuzzSpecError
+    from toolchaos.fuzzing._core import FuzzSpec
 
     try:
         return FuzzSpec.from_data(plain(root["fuzz"]), [t.name for t in tools])

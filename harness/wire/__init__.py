@@ -1,9 +1,9 @@
 """The wire: unmodified SDK agents under chaos, over respx (see ``toolchaos.wire``)."""
 
+from toolchaos.errors import ApiFaultError, PatchError, UnmatchedRequest
 from toolchaos.wire import _compat, _mocker
 from toolchaos.wire._apifaults import (
     ApiFault,
-    ApiFaultError,
     ApiFaults,
     as_api_fault,
     malformed,
@@ -14,10 +14,10 @@ from toolchaos.wire._apifaults import (
     timeout,
     unavailable,
 )
-from toolchaos.wire._mocker import DualHTTPCoreMocker, UnmatchedRequest, install, uninstall
+from toolchaos.wire._mocker import DualHTTPCoreMocker, install, uninstall
 from toolchaos.wire._run import FAKE_API_KEY, Env, WireRunResult, run
 from toolchaos.wire._server import HttpTool, Request, Wire, http_tool
-from toolchaos.wire._tools import PatchError, WireTool
+from toolchaos.wire._tools import WireTool
 
 _compat.patch_pydantic()  # SDK models built lazily inside a run (see _compat)
 _compat.import_with_real_datetime("pydantic.v1")  # LangChain's import under virtual time (see _compat)

@@ -17,14 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolchaos.errors import ApiFaultError
+
 KINDS = ("rate_limited", "server_error", "unavailable", "overloaded", "timeout", "stream_cut", "malformed")
 _SHORTHAND = {"429": "rate_limited", "500": "server_error", "503": "unavailable", "529": "overloaded",
               "rate_limit": "rate_limited", "overload": "overloaded", "cut": "stream_cut"}
 _STATUS = {"rate_limited": 429, "server_error": 500, "unavailable": 503, "overloaded": 529}
-
-
-class ApiFaultError(ValueError):
-    """A model-API fault or schedule is invalid; the message names the field."""
 
 
 @dataclass(frozen=True, slots=True)

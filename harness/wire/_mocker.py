@@ -43,7 +43,7 @@ import respx.mocks
 from respx.mocks import HTTPCoreMocker
 from respx.models import AllMockedAssertionError, PassThrough
 from respx.patterns import parse_url
-from toolchaos._internal.watchdog import HarnessStop
+from toolchaos.errors import UnmatchedRequest
 
 HAS_HTTPX2 = importlib.util.find_spec("httpcore2") is not None
 
@@ -55,15 +55,6 @@ HTTPCORE2_TARGETS = [
     "httpcore2._async.connection_pool.AsyncConnectionPool",
     "httpcore2._async.http_proxy.AsyncHTTPProxy",
 ]
-
-
-class UnmatchedRequest(HarnessStop):
-    """A request that no route answers, while the harness serves the wire (names the URL)."""
-
-    def __init__(self, method: str, url: str, hint: str = "") -> None:
-        self.method = method
-        self.url = url
-        super().__init__(f"toolchaos: no route answers {method} {url}{hint}")
 
 
 class Body(httpx.SyncByteStream, httpx.AsyncByteStream):

@@ -32,10 +32,9 @@ from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling, session_real_seconds
 from toolchaos._internal.types import AgentResult
-from toolchaos._internal.watchdog import HarnessStop
+from toolchaos.errors import HarnessStop, UnmatchedRequest
 from toolchaos.fake_tools import FakeTool
 from toolchaos.wire._apifaults import ApiFaults
-from toolchaos.wire._mocker import UnmatchedRequest
 from toolchaos.wire._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, HttpTool, Request, Wire
 from toolchaos.wire._tools import Patches, WireTool, check_targets
 

@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from toolchaos.errors import PatchError
 from toolchaos.fake_tools import FakeTool
 
 
@@ -61,10 +62,6 @@ class WireTool:
 
     def __repr__(self) -> str:
         return f"<WireTool {self.name}>"
-
-
-class PatchError(ValueError):
-    """A ``patch`` target could not be resolved (the message names it)."""
 
 
 def _resolve(target: str) -> tuple[Any, str, Any]:
