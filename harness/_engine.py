@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
+from toolchaos._agents import resolve_agent
 from toolchaos._internal import clock as _clock
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal import watchdog as _watchdog
@@ -62,6 +63,7 @@ from toolchaos.errors import (
     WatchdogExpired,
 )
 from toolchaos.fake_tools import EffectLedger, FakeTool, Outcome, OutcomeClass, ToolSet
+from toolchaos.invariants._builtin import check_all, raise_for
 from toolchaos.policies._builtin import Policy, as_policy
 
 LATE_RECORDED = 20  # late calls recorded per run; the next ones stop their thread (LeftoverStopped)
@@ -353,15 +355,11 @@ class RunResult:
         return (self.stop_report or {}).get("guard")
 
     def violations(self, *invariants: Any) -> list[Any]:
-        from toolchaos.invariants._builtin import check_all
-
         return check_all(self, invariants)
 
     def check(self, *invariants: Any) -> RunResult:
         """Raise ``InvariantViolation`` for the first broken invariant (listing the others)."""
         __tracebackhide__ = True
-        from toolchaos.invariants._builtin import raise_for
-
         raise_for(self, self.violations(*invariants))
         return self
 
@@ -431,8 +429,6 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     ``ledger``: an effect ledger to continue (a resumed run keeps counting); by default a new
     one, or the store's own ``ledger`` when the store has one (``SqliteStore`` does).
     """
-    from toolchaos._agents import resolve_agent
-
     agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()

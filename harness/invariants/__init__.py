@@ -4,6 +4,7 @@ from toolchaos.errors import InvariantError, InvariantViolation
 from toolchaos.invariants._builtin import (
     BUILTIN,
     HELP,
+    FinishedRun,
     Invariant,
     Violation,
     bounded,
@@ -19,7 +20,7 @@ from toolchaos.invariants._builtin import (
 )
 
 __all__ = [
-    "BUILTIN", "HELP", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded", "completed",
-    "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend", "retry_after_honoured",
-    "stop_report", "terminal_state", "terminated",
+    "BUILTIN", "HELP", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
+    "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
+    "retry_after_honoured", "stop_report", "terminal_state", "terminated",
 ]

@@ -10,15 +10,44 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
-
-if TYPE_CHECKING:
-    from toolchaos._engine import RunResult
+from toolchaos.fake_tools import EffectLedger
 
 _EPS = 1e-6
+
+
+class FinishedRun(Protocol):
+    """What an invariant reads of a finished run; ``toolchaos.RunResult`` has all of it.
+
+    Declared here, not imported from the engine, because the engine calls the invariants
+    (``RunResult.check``): invariants sit below it and must not import it.
+    """
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def terminal_state(self) -> str: ...
+    @property
+    def stop_report(self) -> dict[str, Any] | None: ...
+    @property
+    def trace(self) -> Trace: ...
+    @property
+    def ledger(self) -> EffectLedger: ...
+    @property
+    def harness_stop(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def virtual_seconds(self) -> float: ...
+    @property
+    def guard(self) -> str | None: ...
+    @property
+    def tokens(self) -> int: ...
+    def summary(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -39,7 +68,7 @@ class Invariant:
 
     name = "invariant"
 
-    def check(self, result: RunResult) -> list[Violation]:  # pragma: no cover - abstract
+    def check(self, result: FinishedRun) -> list[Violation]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def params(self) -> dict[str, Any]:
@@ -50,7 +79,7 @@ class Invariant:
         return f"{self.name}({p})"
 
 
-def _tool_events(result: RunResult, tool: str | None = None) -> list[dict[str, Any]]:
+def _tool_events(result: FinishedRun, tool: str | None = None) -> list[dict[str, Any]]:
     return [e for e in result.trace.events if e["kind"] == "tool" and (tool is None or e["tool"] == tool)]
 
 
@@ -69,7 +98,7 @@ class Bounded(Invariant):
                                   ("turns", self.turns), ("virtual_seconds", self.virtual_seconds),
                                   ("tokens", self.tokens)) if v is not None}
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         out: list[Violation] = []
         if self.executions is not None:
             out += _count_bound("bounded.executions", _tool_events(result), self.executions, "tool executions")
@@ -114,7 +143,7 @@ class MaxSideEffects(Invariant):
     def params(self) -> dict[str, Any]:
         return {"n": self.n, "tool": self.tool} if self.tool else {"n": self.n}
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         applied = [f for f in result.ledger.effects if f.applied and (self.tool is None or f.tool == self.tool)]
         if len(applied) <= self.n:
             return []
@@ -123,7 +152,7 @@ class MaxSideEffects(Invariant):
                           *_at(_event(result, applied[self.n].seq)))]
 
 
-def _event(result: RunResult, seq: int) -> dict[str, Any] | None:
+def _event(result: FinishedRun, seq: int) -> dict[str, Any] | None:
     return next((e for e in result.trace.events if e["seq"] == seq), None)
 
 
@@ -132,7 +161,7 @@ class Idempotent(Invariant):
 
     name = "idempotent"
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         seen: dict[tuple[str, str], int] = {}
         out: list[Violation] = []
         for f in result.ledger.effects:
@@ -163,7 +192,7 @@ class TerminalState(Invariant):
     def params(self) -> dict[str, Any]:
         return {"states": list(self.states)}
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         if result.terminal_state in self.states:
             return []
         end = result.trace.of_kind("end")
@@ -186,7 +215,7 @@ class StopReport(Invariant):
     def params(self) -> dict[str, Any]:
         return {"fields": list(self.fields)}
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         if result.terminal_state == "COMPLETED":
             return []
         end = result.trace.of_kind("end")
@@ -207,7 +236,7 @@ class NoExecutionAfterRefusal(Invariant):
 
     name = "no_execution_after_refusal"
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         refused: dict[str, dict[str, Any]] = {}
         out: list[Violation] = []
         for e in result.trace.events:
@@ -229,7 +258,7 @@ class RetryAfterHonoured(Invariant):
 
     name = "retry_after_honoured"
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         not_before: dict[str, tuple[float, dict[str, Any]]] = {}
         out: list[Violation] = []
         for e in _tool_events(result):
@@ -250,7 +279,7 @@ class NoUnchangedResend(Invariant):
 
     name = "no_unchanged_resend"
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         final: dict[str, dict[str, Any]] = {}
         out: list[Violation] = []
         for e in _tool_events(result):
@@ -275,7 +304,7 @@ class Completed(Invariant):
     def params(self) -> dict[str, Any]:
         return {"successes": self.successes} if self.successes else {}
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         end = result.trace.of_kind("end")
         where = _at(end[-1] if end else None)
         out: list[Violation] = []
@@ -296,7 +325,7 @@ class Terminated(Invariant):
 
     name = "terminated"
 
-    def check(self, result: RunResult) -> list[Violation]:
+    def check(self, result: FinishedRun) -> list[Violation]:
         if result.harness_stop is None:
             return []
         end = result.trace.of_kind("end")
@@ -368,7 +397,7 @@ HELP = {name: (cls.__doc__ or "").strip().splitlines()[0] for name, cls in {
 DEFAULT: tuple[Invariant, ...] = (Terminated(), NoExecutionAfterRefusal())
 
 
-def check_all(result: RunResult, invariants: Iterable[Invariant]) -> list[Violation]:
+def check_all(result: FinishedRun, invariants: Iterable[Invariant]) -> list[Violation]:
     invs = list(invariants) or list(DEFAULT)
     out: list[Violation] = []
     for inv in invs:
@@ -384,7 +413,7 @@ def check_all(result: RunResult, invariants: Iterable[Invariant]) -> list[Violat
     return sorted(out, key=lambda v: (v.seq is None, v.seq or 0))
 
 
-def raise_for(result: RunResult, violations: Sequence[Violation]) -> None:
+def raise_for(result: FinishedRun, violations: Sequence[Violation]) -> None:
     __tracebackhide__ = True
     if violations:
         raise InvariantViolation(result, violations)
