@@ -21,6 +21,7 @@ from toolchaos._internal.model import Decision, ModelTurn, ToolCall, Usage, tool
 from toolchaos._internal.store import SqliteLedger, SqliteStore
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, AgentResult
+from toolchaos._internal.version import VERSION as __version__
 from toolchaos._session import Chaos
 from toolchaos.errors import (
     HardCeiling,
@@ -31,8 +32,6 @@ from toolchaos.errors import (
     ScenarioError,
     WatchdogExpired,
 )
-
-__version__ = "0.1.0"
 
 # Scenario files pull in pydantic and PyYAML: loaded on first use, so `import toolchaos`
 # (and every plain pytest run, through the plugin) does not pay for them.

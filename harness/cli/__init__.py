@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Any, NoReturn
 
+from toolchaos._internal.version import VERSION
 from toolchaos.errors import CommandError, UserError
 
 # name -> module; a command whose module is absent is simply not offered.
@@ -61,11 +62,9 @@ Run `toolchaos COMMAND --help` for a command's options and examples."""
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
-    from toolchaos import __version__
-
     parser = _Parser(prog="toolchaos", description="Chaos tests for the tool loops of AI agents.",
                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    parser.add_argument("--version", action="version", version=f"toolchaos {__version__}")
+    parser.add_argument("--version", action="version", version=f"toolchaos {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = _modules()
     for name, mod in modules.items():

@@ -11,6 +11,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from toolchaos._internal.version import VERSION
+from toolchaos.certification import _suite as _certify
+from toolchaos.certification._suite import Matrix
 from toolchaos.cli._run import (
     add_real_seconds_argument,
     load,
@@ -20,6 +23,7 @@ from toolchaos.cli._run import (
     select,
 )
 from toolchaos.errors import CommandError
+from toolchaos.reports._core import add_report_arguments, finish_command
 
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
 EXAMPLES = """\
@@ -44,8 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run every agent variant (reference, naive, each ablation, eager) and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
     add_real_seconds_argument(parser, scenarios=True)
-    from toolchaos.reports._core import add_report_arguments
-
     add_report_arguments(parser)
 
 
@@ -56,8 +58,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolchaos.certification import _suite as _certify
-
     scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _certify.suite()
     scenarios = select(scenarios, args.keyword)
     if args.matrix:
@@ -69,16 +69,11 @@ def _run(args: argparse.Namespace) -> int:
     verdicts = run_each(scenarios, agent, args)
     passed = sum(v.passed for v in verdicts)
     print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed", file=sys.stderr)
-    from toolchaos import __version__
-    from toolchaos.reports._core import finish_command
-
-    suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": __version__}
+    suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": VERSION}
     return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, **suite_meta})
 
 
 def _matrix(matrix: object, output: str | None) -> int:
-    from toolchaos.certification._suite import Matrix
-
     assert isinstance(matrix, Matrix)
     print(matrix.text())
     if output:

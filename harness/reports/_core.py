@@ -38,9 +38,13 @@ from typing import Any, TextIO
 
 from toolchaos._engine import safe_name
 from toolchaos._internal.trace import Trace
+from toolchaos._internal.version import VERSION
 from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.errors import ReportError, did_you_mean
 from toolchaos.invariants import _builtin as I
+from toolchaos.reports._html import render_html
+from toolchaos.reports._junit import render_junit
+from toolchaos.reports._markdown import render_markdown
 
 SCHEMA = "toolchaos.report"
 SCHEMA_VERSION = 1
@@ -203,9 +207,7 @@ def _distributions() -> Mapping[str, list[str]]:
 
 
 def harness_version() -> str:
-    from toolchaos import __version__
-
-    return __version__
+    return VERSION
 
 
 # --- one scenario ------------------------------------------------------------------------
@@ -517,10 +519,6 @@ def write_entries(entries: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]]
                   meta: RunMeta | Mapping[str, Any] | None, out_dir: str | Path, *,
                   step_summary: bool = True) -> dict[str, Path]:
     """``write_reports`` from ``scenario_entry`` results (what crosses process boundaries)."""
-    from toolchaos.reports._html import render_html
-    from toolchaos.reports._junit import render_junit
-    from toolchaos.reports._markdown import render_markdown
-
     report, traces = build_report(entries, meta)
     out = Path(out_dir)
     try:
