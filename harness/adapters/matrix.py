@@ -21,6 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from toolchaos import wire
+from toolchaos._engine import RunResult
+from toolchaos._internal.limits import Ceiling
+from toolchaos.certification._suite import Verdict, _check, combine, suite
+
 BEGIN, END = "<!-- framework-matrix:begin -->", "<!-- framework-matrix:end -->"
 MATRIX_REAL_SECONDS = 900.0
 
@@ -30,19 +35,19 @@ def framework_agents() -> dict[str, Callable[[], Any]]:
     out: dict[str, Callable[[], Any]] = {}
     if importlib.util.find_spec("agents") is not None:
         def oa() -> Any:
-            from toolchaos.adapters import openai_agents
+            from toolchaos.adapters import openai_agents  # the framework SDK: imported when its cell runs
 
             return openai_agents.agent()
 
         out["openai-agents"] = oa
     if importlib.util.find_spec("pydantic_ai") is not None:
         def pa() -> Any:
-            from toolchaos.adapters import pydantic_ai
+            from toolchaos.adapters import pydantic_ai  # the framework SDK: imported when its cell runs
 
             return pydantic_ai.agent()
 
         def paf() -> Any:
-            from toolchaos.adapters import pydantic_ai
+            from toolchaos.adapters import pydantic_ai  # the framework SDK: imported when its cell runs
 
             return pydantic_ai.agent(function_model=True)
 
@@ -50,7 +55,7 @@ def framework_agents() -> dict[str, Callable[[], Any]]:
         out["pydantic-ai FunctionModel"] = paf
     if importlib.util.find_spec("langgraph") is not None and importlib.util.find_spec("langchain_openai") is not None:
         def lg() -> Any:
-            from toolchaos.adapters import langgraph
+            from toolchaos.adapters import langgraph  # the framework SDK: imported when its cell runs
 
             return langgraph.agent()
 
@@ -60,11 +65,6 @@ def framework_agents() -> dict[str, Callable[[], Any]]:
 
 def run_scenario(scenario: Any, agent: Any, label: str) -> Any:
     """``toolchaos.certification._suite.run_scenario`` for an SDK/framework agent: the same checks, runs through the wire."""
-    from toolchaos import wire
-    from toolchaos._engine import RunResult
-    from toolchaos._internal.limits import Ceiling
-    from toolchaos.certification._suite import Verdict, _check, combine
-
     store: dict[str, Any] = {}
     # The scenario's ceilings on turns and tool calls; a generous real-time watchdog, so a cell
     # depends on the framework, not on how busy the machine was (an unbounded framework runs
@@ -97,8 +97,6 @@ def run_scenario(scenario: Any, agent: Any, label: str) -> Any:
 def matrix(frameworks: Iterable[str] | None = None, scenarios: Sequence[Any] | None = None,
            progress: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
     """scenario id -> framework label -> verdict."""
-    from toolchaos.certification._suite import suite
-
     agents = framework_agents()
     chosen = list(frameworks) if frameworks is not None else list(agents)
     for name in chosen:
@@ -173,8 +171,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--write", type=Path, help="write the table into this Markdown file, between the markers")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
-    from toolchaos.certification._suite import suite
-
     scenarios = [s for s in suite() if not args.only or s.name in args.only]
     results = matrix(args.framework, scenarios, None if args.quiet else lambda line: print(line, file=sys.stderr))
     table = markdown(results)

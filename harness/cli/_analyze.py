@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from toolchaos.errors import CommandError, LogFormatError
+from toolchaos.forensics._analyze import Analysis, Thresholds, as_json, render_table
+from toolchaos.logs._importers import FORMATS
 
 HELP = "loop forensics over traces and agent logs: repeats, cycles (A-B to 4 steps), stalls, intervals, token growth"
 EXAMPLES = """\
@@ -17,8 +19,6 @@ EXAMPLES = """\
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from toolchaos.logs._importers import FORMATS
-
     parser.add_argument("paths", nargs="+", metavar="FILE", help="trace or log files (.gz is read too)")
     parser.add_argument("--format", default="auto", choices=["auto", *FORMATS],
                         help="log format (default: detected from the first record)")
@@ -37,7 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolchaos.forensics._analyze import Analysis, Thresholds, as_json, render_table
     overrides = {k: v for k, v in (("loop_repeats", args.loop_repeats), ("loop_streak", args.loop_streak),
                                    ("loop_cycle", args.loop_cycle)) if v is not None}
     for key, value in overrides.items():

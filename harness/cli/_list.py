@@ -10,7 +10,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from toolchaos._agents import BUILTIN
 from toolchaos.errors import CommandError, did_you_mean
+from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools.faults import KIND_HELP
+from toolchaos.invariants import HELP as INVARIANT_HELP
+from toolchaos.policies import HELP as POLICY_HELP
+from toolchaos.reports._core import LEVELS
 
 HELP = "list faults, policies, invariants, catalogue tools, agents, levels and built-in scenarios"
 EXAMPLES = """\
@@ -23,26 +29,18 @@ Row = tuple[str, str]
 
 
 def _faults() -> list[Row]:
-    from toolchaos.fake_tools.faults import KIND_HELP
-
     return list(KIND_HELP.items())
 
 
 def _policies() -> list[Row]:
-    from toolchaos.policies import HELP as POLICY_HELP
-
     return [(k, _first_line(v)) for k, v in POLICY_HELP.items()]
 
 
 def _invariants() -> list[Row]:
-    from toolchaos.invariants import HELP as INVARIANT_HELP
-
     return [(k, _first_line(v)) for k, v in INVARIANT_HELP.items()]
 
 
 def _tools() -> list[Row]:
-    from toolchaos.fake_tools import catalogue
-
     rows = []
     for name, desc in catalogue.describe().items():
         tool = catalogue.get(name)
@@ -54,8 +52,6 @@ def _tools() -> list[Row]:
 
 
 def _agents() -> list[Row]:
-    from toolchaos._agents import BUILTIN
-
     rows = []
     for name, fn in BUILTIN.items():
         module = sys.modules.get(getattr(fn, "__module__", ""), None)
@@ -65,8 +61,6 @@ def _agents() -> list[Row]:
 
 
 def _levels() -> list[Row]:
-    from toolchaos.reports._core import LEVELS
-
     return list(LEVELS.items())
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 from toolchaos.errors import CommandError, did_you_mean
+from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools._faults import KINDS
 
 HELP = "scaffold a scenario file (*.chaos.yaml) for a catalogue tool and a fault"
 EXAMPLES = """\
@@ -176,9 +178,6 @@ def _wrap(text: str, indent: str = "  ", width: int = 88) -> list[str]:
 def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, severity: str | None = None,
              category: str | None = None, schema_url: str | None = "") -> str:
     """The text of a scenario file for a catalogue tool and a fault kind."""
-    from toolchaos.fake_tools import catalogue
-    from toolchaos.fake_tools._faults import KINDS
-
     if tool_name not in catalogue.NAMES:
         raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "
                            f"(tools: {', '.join(catalogue.NAMES)})")

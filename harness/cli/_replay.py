@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from toolchaos import invariants
+from toolchaos._engine import run as run_agent
+from toolchaos._internal.trace import Trace
+from toolchaos.cli._run import add_real_seconds_argument, real_seconds_limit, resolve_agent_ref
 from toolchaos.errors import CommandError, LogFormatError, render_violations
+from toolchaos.fake_tools import catalogue, fake_tool
+from toolchaos.logs._importers import FORMATS, conversation, read_records, replay_tools
+from toolchaos.policies._builtin import Recorded
 
 HELP = "replay the model's recorded decisions (a trace or an agent log) against an agent, within a bound"
 EXAMPLES = """\
@@ -18,8 +25,6 @@ EXAMPLES = """\
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from toolchaos.logs._importers import FORMATS
-
     parser.add_argument("path", metavar="TRACE", help="a toolchaos trace or an agent log (.gz is read too)")
     parser.add_argument("--agent", default="builtin:guarded", metavar="REF",
                         help="agent under test: 'builtin:NAME' or 'package.module:attr' (default builtin:guarded)")
@@ -35,8 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tools answer ok instead of as the log recorded (timeouts, errors, data)")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="run seed (default 0)")
     parser.add_argument("--artifacts", metavar="DIR", help="write the replay's trace to DIR/<name>.trace.jsonl")
-    from toolchaos.cli._run import add_real_seconds_argument
-
     add_real_seconds_argument(parser, scenarios=False)
     parser.add_argument("--json", action="store_true", help="one JSON object: the outcome and any violations")
     parser.add_argument("--scenario", action="store_true",
@@ -44,21 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolchaos.cli._run import real_seconds_limit
-
     # Checked even with --scenario, which runs nothing: a bad value is an error either way.
     with real_seconds_limit(args.real_seconds):
         return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolchaos import invariants
-    from toolchaos._engine import run as run_agent
-    from toolchaos._internal.trace import Trace
-    from toolchaos.cli._run import resolve_agent_ref
-    from toolchaos.logs._importers import conversation, replay_tools
-    from toolchaos.policies._builtin import Recorded
-
     path = Path(args.path)
     if not path.is_file():
         raise CommandError(f"no such file: {args.path}")
@@ -106,8 +100,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _plain_tools(conv: Any, side_effects: list[str]) -> list[Any]:
-    from toolchaos.fake_tools import catalogue, fake_tool
-
     return [catalogue.get(n) if n in catalogue.NAMES else
             fake_tool(n, f"{n} (replayed from a log)", {"type": "object", "properties": {}},
                       side_effect=n in side_effects) for n in conv.tool_names()]
@@ -116,8 +108,6 @@ def _plain_tools(conv: Any, side_effects: list[str]) -> list[Any]:
 def _task_of(path: Path) -> str | None:
     """The first user message of a chat-style log, as the task."""
     try:
-        from toolchaos.logs._importers import read_records
-
         records, _ = read_records(path)
     except Exception:  # the task is a nicety; the log's errors are reported by load()
         return None
@@ -139,9 +129,9 @@ def _task_of(path: Path) -> str | None:
 
 def _scenario_yaml(path: Path, conv: Any, tools: list[Any], task: str, expect: list[Any],
                    args: argparse.Namespace) -> str:
+    # Deferred to --scenario: the fuzzer and the strategies load hypothesis.
     import yaml
     from toolchaos.fuzzing._core import invariant_data, policy_data
-    from toolchaos.policies._builtin import Recorded
     from toolchaos.strategies import tool_data
 
     # The decisions written out, whatever the log's format: a path to the log would resolve against

@@ -12,7 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from toolchaos._agents import resolve_agent
+from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, check_real_seconds, set_session_real_seconds
+from toolchaos.certification._suite import render_failure, run_scenario
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError
+from toolchaos.reports._core import add_report_arguments, finish_command
+from toolchaos.scenario._loader import find_files, load_file
 
 HELP = "run scenario files (or directories of them) against an agent"
 EXAMPLES = """\
@@ -37,7 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
     add_real_seconds_argument(parser, scenarios=True)
-    from toolchaos.reports._core import add_report_arguments
 
     add_report_arguments(parser)
 
@@ -47,8 +51,6 @@ REAL_SECONDS_OPTION = "--real-seconds"
 
 def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
     """``--real-seconds SECONDS``: the session's real-time limit, as pytest's ``--chaos-real-seconds``."""
-    from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
-
     own = "a scenario's own ceiling real_seconds wins; " if scenarios else ""
     # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
     # checks it with the plugin's rule and words (toolchaos._internal.limits.check_real_seconds).
@@ -71,7 +73,6 @@ def real_seconds_limit(raw: str | None) -> Iterator[None]:
     if raw is None:
         yield
         return
-    from toolchaos._internal.limits import check_real_seconds, set_session_real_seconds
 
     try:
         seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
@@ -88,7 +89,6 @@ def resolve_agent_ref(ref: str | None) -> Any:
     """A command-line agent reference checked now, as one clear line when it is wrong."""
     if ref is None:
         return None
-    from toolchaos._agents import resolve_agent
 
     try:
         resolve_agent(ref)
@@ -98,8 +98,6 @@ def resolve_agent_ref(ref: str | None) -> Any:
 
 
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
-    from toolchaos.scenario._loader import find_files, load_file
-
     scenarios: list[Any] = []
     for raw in paths:
         p = Path(raw)
@@ -149,8 +147,6 @@ def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
 
 def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
     """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure)."""
-    from toolchaos.certification._suite import render_failure, run_scenario
-
     verdicts = []
     for sc in scenarios:
         verdict = run_scenario(sc, agent, seed=seed, artifacts=args.artifacts)
@@ -179,7 +175,6 @@ def _run(args: argparse.Namespace) -> int:
     print(f"\n{len(verdicts) - failed} passed, {failed} failed", file=sys.stderr)
     if not (args.report or args.require):
         return 1 if failed else 0
-    from toolchaos.reports._core import finish_command
 
     meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
     return finish_command(args, verdicts, meta)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from toolchaos.errors import CommandError
+from toolchaos.scenario._loader import json_schema
 
 HELP = "print the JSON Schema of scenario files (for editor completion and validation)"
 EXAMPLES = """\
@@ -29,8 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def render() -> str:
-    from toolchaos.scenario._loader import json_schema
-
     return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
 
 

@@ -44,7 +44,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from toolchaos._internal.model import interpret
 from toolchaos.errors import LogFormatError
+from toolchaos.logs._importers import load
 
 MAX_TRACKED = 50_000  # fingerprints tracked exactly per session
 MAX_PERIOD = 4  # longest cycle round detected (Session.tool's comparisons are unrolled for it)
@@ -637,8 +639,6 @@ class Analysis:
 
     def add_conversations(self, path: str | Path, format: str = "auto") -> None:
         """An imported log (``toolchaos.logs._importers`` formats): its sessions' turns and calls."""
-        from toolchaos.logs._importers import load
-
         source = str(path)
         count = 0
         for conv in load(path, format):
@@ -673,7 +673,6 @@ def _signature(call: Any) -> bytes:
     """What a call answered, as a short signature: a changed answer is progress."""
     if not call.has_result:
         return b"none"
-    from toolchaos._internal.model import interpret
 
     kind = interpret(call.result)[0]
     if kind == "pending":

@@ -65,7 +65,16 @@ from toolchaos.policies._builtin import (
     Scripted,
     Stubborn,
 )
-from toolchaos.strategies import FaultPlan, SpecPolicy, describe_fault, fault_schedules, policies, tool_data
+from toolchaos.strategies import (
+    ALL_KINDS,
+    POLICY_KINDS,
+    FaultPlan,
+    SpecPolicy,
+    describe_fault,
+    fault_schedules,
+    policies,
+    tool_data,
+)
 
 DEFAULT_BOUND = 50
 DEFAULT_EXAMPLES = 100
@@ -546,8 +555,6 @@ class FuzzSpec:
     @classmethod
     def from_data(cls, data: Any, tools: Sequence[str] | None = None) -> FuzzSpec:
         """Validate a ``fuzz:`` block; ``FuzzSpecError`` names the offending key (``fuzz.kinds[1]``)."""
-        from toolchaos.strategies import ALL_KINDS, POLICY_KINDS
-
         if data is None or data is True:
             return cls()
         if not isinstance(data, Mapping):

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from toolchaos._engine import safe_name
 from toolchaos.errors import ScenarioError, ScenarioFailed
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
@@ -72,7 +73,7 @@ def add_certification_suite(session: pytest.Session, config: pytest.Config, item
     """Append the bundled certification suite's items (``--chaos-certify``)."""
     if not getattr(config.option, "chaos_certify", False):
         return
-    from toolchaos.certification._suite import suite_files
+    from toolchaos.certification._suite import suite_files  # the suite loads pydantic and PyYAML: only under --chaos-certify
 
     seen = {Path(str(getattr(i, "path", ""))).resolve() for i in items if isinstance(i, ScenarioItem)}
     for f in suite_files("certification"):
@@ -90,7 +91,7 @@ class ScenarioFile(pytest.File):
     certification = False
 
     def collect(self) -> Iterator[ScenarioItem]:
-        from toolchaos.scenario._loader import load_file
+        from toolchaos.scenario._loader import load_file  # pydantic and PyYAML: only when a scenario file is collected
 
         allow = False if self.certification else bool(self.config.getini(IMPORTS_INI))
         for sc in load_file(_relative(self.path), allow_imports=allow):
@@ -124,7 +125,7 @@ class ScenarioItem(pytest.Item):
         return str(opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded")
 
     def runtest(self) -> None:
-        from toolchaos.certification._suite import run_scenario
+        from toolchaos.certification._suite import run_scenario  # pydantic and PyYAML: only when a scenario runs
 
         opt = self.config.option
         artifacts = Path(opt.chaos_artifacts) if getattr(opt, "chaos_artifacts", None) else None
@@ -140,13 +141,13 @@ class ScenarioItem(pytest.Item):
         if self.scenario.fuzz is not None or examples:
             # The fixed schedule held; now vary it. A failure is an AssertionError whose
             # message carries the shrunk case as a complete YAML scenario.
-            from toolchaos.fuzzing._core import fuzz_scenario
+            from toolchaos.fuzzing._core import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
 
             fuzz_scenario(self.scenario, self.scenario.fuzz, agent=self._agent(), examples=examples).check()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
-            from toolchaos.certification._suite import render_failure
+            from toolchaos.certification._suite import render_failure  # pydantic and PyYAML, as in runtest
 
             return render_failure(excinfo.value.verdict)
         return super().repr_failure(excinfo)
@@ -156,17 +157,13 @@ class ScenarioItem(pytest.Item):
 
 
 def _hand_to_reports(item: pytest.Item, verdict: Verdict) -> None:
-    try:
-        from toolchaos.pytest_plugin._report import record_verdict
-    except ImportError:  # pragma: no cover - reports are optional
-        return
+    from toolchaos.pytest_plugin._report import record_verdict  # reports load pydantic and PyYAML
+
     record_verdict(item, verdict)
 
 
 def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:
     """A failing scenario's trace goes under pytest's cache when no artifacts directory was given."""
-    from toolchaos._engine import safe_name
-
     cache = getattr(config, "cache", None)
     if cache is None:
         return

@@ -46,6 +46,7 @@ from typing import Any, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from toolchaos._agents import BUILTIN as AGENTS
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.errors import DefinitionError, FuzzSpecError, ScenarioError, UserError, did_you_mean
@@ -53,6 +54,7 @@ from toolchaos.fake_tools import FakeTool, catalogue, fake_tool
 from toolchaos.fake_tools._faults import KINDS as FAULT_KINDS
 from toolchaos.fake_tools._schedule import RULE_KEYS
 from toolchaos.invariants import _builtin as _invariants
+from toolchaos.logs._importers import FORMATS
 from toolchaos.policies import _builtin as _policies
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
@@ -1311,7 +1313,7 @@ def _with_dependencies(digest: str, files: Sequence[Path]) -> str:
 
 def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: _Ctx) -> Any:
     """The ``fuzz:`` block, validated by the fuzzer's own ``FuzzSpec.from_data``."""
-    from toolchaos.fuzzing._core import FuzzSpec
+    from toolchaos.fuzzing._core import FuzzSpec  # the fuzzer loads hypothesis: only for a fuzz block
 
     try:
         return FuzzSpec.from_data(plain(root["fuzz"]), [t.name for t in tools])
@@ -1322,8 +1324,6 @@ def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: _Ctx) -> Any:
 
 
 def _check_agent(agent: str, ctx: _Ctx, where: list[Any], root: Any) -> None:
-    from toolchaos._agents import BUILTIN as AGENTS
-
     if agent.startswith("builtin:"):
         name = agent.partition(":")[2]
         if name not in AGENTS:
@@ -1387,8 +1387,6 @@ def _param_schemas(name: str) -> dict[str, dict[str, Any]]:
     """Typed parameters of a built-in policy where the schema can say more than "any value"."""
     if name != "recorded":
         return {}
-    from toolchaos.logs._importers import FORMATS  # only here: importing the importers is not free
-
     return {
         "path": {"type": "string", "description": "the toolchaos trace or agent log to replay, relative to the "
                                                   "scenario file"},
@@ -1434,7 +1432,7 @@ def _invariant_schema() -> dict[str, Any]:
 
 
 def _fuzz_schema() -> dict[str, Any]:
-    from toolchaos.fuzzing._core import FUZZ_KEYS
+    from toolchaos.fuzzing._core import FUZZ_KEYS  # the fuzzer loads hypothesis: only when the schema is built
 
     return {"description": "fault-schedule fuzzing: `fuzz: true` or a mapping of options",
             "anyOf": [{"type": "boolean"}, {"type": "null"},

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
+from toolchaos._agents import resolve_agent
 from toolchaos._engine import ModelClient, RunResult, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
@@ -180,8 +181,6 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     ``apis``: the model APIs the run serves (``"openai"``, ``"anthropic"``); a request to
     anything else fails the run naming the URL.
     """
-    from toolchaos._agents import resolve_agent
-
     agent_fn = resolve_agent(agent)
     tools = list(tools)
     patch = dict(patch or {})

@@ -37,7 +37,7 @@ from urllib.parse import unquote
 import httpx
 import respx
 from respx.models import Route, SideEffectError
-from toolchaos._internal.model import ModelTurn, Usage, read_feedback
+from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens, read_feedback
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
@@ -370,8 +370,6 @@ class Wire:
         return httpx.Response(204, stream=Body(b""))
 
     def _count_tokens(self, request: httpx.Request) -> httpx.Response:
-        from toolchaos._internal.model import estimate_tokens
-
         try:
             body = json.loads(request.content or b"{}")
         except ValueError:
