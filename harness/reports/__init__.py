@@ -9,10 +9,12 @@ from toolchaos.reports._core import (
     DEFAULT_LEVEL,
     LEVELS,
     RunMeta,
+    add_report_arguments,
     build_report,
     certified,
     check_level,
     exit_code,
+    finish_command,
     level_reached,
     read_report,
     write_entries,
@@ -20,6 +22,6 @@ from toolchaos.reports._core import (
 )
 
 __all__ = [
-    "DEFAULT_LEVEL", "LEVELS", "ReportError", "RunMeta", "build_report", "certified", "check_level", "exit_code",
-    "level_reached", "read_report", "write_entries", "write_reports",
+    "DEFAULT_LEVEL", "LEVELS", "ReportError", "RunMeta", "add_report_arguments", "build_report", "certified",
+    "check_level", "exit_code", "finish_command", "level_reached", "read_report", "write_entries", "write_reports",
 ]
