@@ -1,7 +1,7 @@
 """Project test configuration.
 
 Virtual time is installed once, before any test measures time, as the plugin does
-under ``--chaos`` (see harness/_clock.py for why it is installed once per process).
+under ``--chaos`` (see harness/_internal/clock.py for why it is installed once per process).
 """
 
 from __future__ import annotations

@@ -271,8 +271,8 @@ class Matrix:
             "identical call. A cell names the first invariant the variant broke; `ok` means every "
             "expectation held.",
             "",
-            "What makes the suite trustworthy (checked by `tests/test_certification.py`): `guarded` passes "
-            "everything; `naive` fails every loop, error-class, side-effect and budget scenario; every "
+            "What makes the suite trustworthy (checked by `tests/certification/test_certification.py`): "
+            "`guarded` passes everything; `naive` fails every loop, error-class, side-effect and budget scenario; every "
             "ablation fails at least one scenario; `eager` fails every legitimate-repetition scenario; "
             "every scenario fails for at least one variant.",
             "",

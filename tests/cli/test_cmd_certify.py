@@ -10,7 +10,7 @@ import toolchaos
 from toolchaos.certification._suite import suite
 from toolchaos.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_reference_agent_is_certified(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from toolchaos.cli import main
 
-ROOT = Path(__file__).parent.parent
-LOGS = Path(__file__).parent / "fixtures" / "logs"
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 INCIDENT = str(ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl")
 
 

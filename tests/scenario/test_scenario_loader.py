@@ -338,11 +338,11 @@ def test_custom_policy_and_invariant_by_reference() -> None:
 
 
 def test_a_function_invariant_by_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))  # `tests.` importable
-    text = with_("  - bounded: {executions: 3}", "  - tests.test_scenario_loader:_never_more_than_one_turn")
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))  # `tests.` importable
+    text = with_("  - bounded: {executions: 3}", "  - tests.scenario.test_scenario_loader:_never_more_than_one_turn")
     [sc] = load(text, allow_imports=True)
     v = run_scenario(sc, "builtin:naive")
-    assert not v.passed and v.violations[0].invariant == "tests.test_scenario_loader:_never_more_than_one_turn"
+    assert not v.passed and v.violations[0].invariant == "tests.scenario.test_scenario_loader:_never_more_than_one_turn"
 
 
 def _never_more_than_one_turn(result: object) -> bool:

@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-import test_report_support as sup
+import report_samples as sup
 from toolchaos.reports._core import add_report_arguments, exit_code, finish_command, read_report
 
 

@@ -21,7 +21,7 @@ from toolchaos.logs._importers import FORMATS, conversation
 from toolchaos.policies import PolicyError
 from toolchaos.scenario._loader import ScenarioError, load_file, load_text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def chat(session: str, invoice: str, calls: int) -> dict[str, Any]:

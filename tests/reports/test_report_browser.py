@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-import test_report_support as sup
+import report_samples as sup
 from toolchaos.reports._core import write_reports
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

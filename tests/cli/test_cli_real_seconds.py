@@ -1,6 +1,6 @@
 """``toolchaos certify|run|replay --real-seconds``: the session's real-time limit from the command line.
 
-The same knob as pytest's ``--chaos-real-seconds`` (tests/test_plugin_real_seconds_option.py),
+The same knob as pytest's ``--chaos-real-seconds`` (tests/pytest_plugin/test_plugin_real_seconds_option.py),
 with the same precedence: a scenario's own ``ceiling.real_seconds`` > ``--real-seconds`` > the
 built-in default (5 s). The agent spins in pure Python and never calls the model or a tool, so
 only the watchdog ends it: each run lasts exactly its limit, which keeps the limits small and
@@ -23,7 +23,7 @@ from toolchaos._internal import limits
 from toolchaos.cli import main
 from toolchaos.pytest_plugin import _settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INCIDENT = str(ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl")
 SPIN_MODULE = "toolchaos_cli_spin"
 SPIN_AGENT = f"{SPIN_MODULE}:spin"

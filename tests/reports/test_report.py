@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_report_support as sup
+import report_samples as sup
 from toolchaos import policies
 from toolchaos.fake_tools import catalogue
 from toolchaos.reports._core import (
@@ -28,7 +28,7 @@ from toolchaos.reports._core import (
     write_reports,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from toolchaos.logs._importers import (
     select,
 )
 
-LOGS = Path(__file__).parent / "fixtures" / "logs"
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 INVOICE = Decision.call("fetch_invoice", {"invoice_id": "inv_1"})
 
 

@@ -21,8 +21,8 @@ from toolchaos.forensics._analyze import (
     render_table,
 )
 
-ROOT = Path(__file__).parent.parent
-LOGS = Path(__file__).parent / "fixtures" / "logs"
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 INCIDENT = ROOT / "scenarios" / "examples" / "05-incident.trace.jsonl"
 
 

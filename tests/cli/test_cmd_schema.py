@@ -9,7 +9,7 @@ import pytest
 import yaml
 from toolchaos.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_prints_the_schema(capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,7 +23,7 @@ from toolchaos.certification._suite import (
     suite,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MATRIX_DOC = ROOT / "docs" / "certification-matrix.md"
 
 # Every failure mode the suite must cover (the list) -> (scenario id, category).

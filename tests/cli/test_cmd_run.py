@@ -10,7 +10,7 @@ import pytest
 from toolchaos._engine import safe_name
 from toolchaos.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "scenarios" / "examples"
 FIRST = EXAMPLES / "01-first-scenario.chaos.yaml"
 
