@@ -6,11 +6,16 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from toolchaos._agents.breaker import breaker
+from toolchaos._agents.doomloop import doomloop
+from toolchaos._agents.gemini import gemini
 from toolchaos._agents.guarded import GuardConfig, GuardedAgent, guarded
+from toolchaos._agents.loopguard import loopguard
 from toolchaos._agents.naive import naive
 from toolchaos.errors import AgentRefError, did_you_mean
 
-BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded}
+BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded, "loopguard": loopguard,
+                                          "doomloop": doomloop, "gemini": gemini, "breaker": breaker}
 
 
 def resolve_agent(ref: Any) -> Callable[..., Any]:

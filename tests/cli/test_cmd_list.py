@@ -28,7 +28,8 @@ def test_json_lists_every_section(capsys: pytest.CaptureFixture[str]) -> None:
     assert list(data["policies"]) == list(POLICY_HELP)
     assert list(data["invariants"]) == list(INVARIANT_HELP)
     assert list(data["tools"]) == list(catalogue.describe())
-    assert list(data["agents"]) == ["builtin:naive", "builtin:guarded", "package.module:attr"]
+    assert list(data["agents"]) == ["builtin:naive", "builtin:guarded", "builtin:loopguard", "builtin:doomloop",
+                                    "builtin:gemini", "builtin:breaker", "package.module:attr"]
     assert list(data["levels"]) == ["critical", "major", "all"]
     for section in data.values():
         for name, desc in section.items():

@@ -1,0 +1,239 @@
+"""Independent runtimes against the certification suite: today's verdicts, each with its reason.
+
+builtin:loopguard, doomloop, gemini and breaker are ports of public guard designs written from
+the documented contract, not from builtin:guarded. For each design, every scenario it fails
+today is listed with the invariants it breaks, a class and the reason:
+
+- ``a``: real harm the design really does (a duplicate effect, an unchanged resend of a FATAL
+  call, a retry before Retry-After, a runaway loop, a false COMPLETED, a legitimate run stopped);
+- ``b``: a contract artifact or an overfitted bound: the design behaved soundly and the suite
+  failed it anyway (report key names, a bound equal to what builtin:guarded does, ...).
+
+A scenario not listed passes. When a scenario, an invariant or the contract changes, the
+verdicts that change show up here: update the entry, its class and its reason (and the tables
+in docs/independent-runtimes.md, which hold the long form and are checked against this data).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from toolchaos.certification import certify, suite
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "independent-runtimes.md"
+
+KEYS = "the design's StopReport keys (guard_reason, last_safe_checkpoint) are not read as guard/reason"
+BOUND = "one read-only execution more than builtin:guarded, the bound's exact count"
+FALSE_COMPLETED = "the model gave up after the block and the plain loop reported COMPLETED"
+NO_BUDGETS = "the design watches no budget but its 40-turn cap"
+
+Verdicts = dict[str, tuple[tuple[str, ...], str, str]]  # scenario -> (broken invariants, class, reason)
+
+EXPECTED: dict[str, Verdicts] = {
+    "loopguard": {
+        "budget-pending-never-finishes": (("stop_report",), "b", KEYS),
+        "budget-steps": (("bounded.turns", "stop_report"), "b",
+                         "the design counts a step per tool call; max_steps counts model turns (undocumented); "
+                         + KEYS),
+        "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a",
+                                          "no token budget: 16845 tokens against 4000"),
+        "budget-wall-clock": (("stop_report",), "b", KEYS),
+        "err-invalid-argument": (("stop_report",), "b", KEYS),
+        "err-not-found-poll": (("stop_report",), "b", KEYS),
+        "err-permission-denied": (("stop_report",), "b", KEYS),
+        "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
+                                     "its 60 s wall-clock budget is shorter than the job (4 polls at 30 s)"),
+        "loop-abab-contradictory": (("bounded.executions", "stop_report"), "b", BOUND),
+        "loop-almost-two-of-three": (("bounded.executions", "stop_report"), "b", BOUND),
+        "loop-argument-jitter": (("bounded.executions", "stop_report"), "b", BOUND),
+        "loop-empty-result": (("bounded.executions", "stop_report"), "b", BOUND),
+        "loop-exact-repeat-timeout": (("stop_report",), "b", KEYS),
+        "loop-ignores-refusals": (("stop_report",), "b", KEYS),
+        "loop-malformed-result": (("bounded.executions", "stop_report"), "b", BOUND),
+        "loop-no-progress-exploration": (("stop_report",), "b", KEYS),
+        "loop-oversized-refetch": (("bounded.executions", "bounded.tokens", "stop_report"), "b", BOUND),
+        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns", "stop_report"), "b",
+                                      "the bound needs the paraphrase templates folded into one loop key"),
+        "loop-search-read-cycle": (("bounded.executions", "stop_report"), "b", BOUND),
+        "resume-redo-only-unfinished": (("stop_report",), "b", KEYS),
+        "side-lost-payment-response": (("idempotent", "max_side_effects", "terminal_state"), "b",
+                                       "retried with the same idempotency key; the fake charges twice under it"),
+    },
+    "doomloop": {
+        "budget-pending-never-finishes": (("terminal_state",), "a", FALSE_COMPLETED),
+        "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
+        "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a", NO_BUDGETS),
+        "budget-wall-clock": (("bounded.virtual_seconds",), "a", NO_BUDGETS),
+        "err-invalid-argument": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                                 "a", "resent the rejected call unchanged; " + FALSE_COMPLETED),
+        "err-not-found-poll": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                               "a", "polled a nonexistent job again; " + FALSE_COMPLETED),
+        "err-permission-denied": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                                  "a", "resent a permission-denied delete; COMPLETED instead of NEEDS_HUMAN"),
+        "err-rate-limit-retry-after": (("bounded.turns", "completed.successes[fetch_invoice]",
+                                        "retry_after_honoured"), "a", "retried at t=0 against Retry-After 20"),
+        "legit-exploration-new-facts": (("completed.successes[read_alerts]",), "a",
+                                        "blocked the third read although every read brought new alerts"),
+        "legit-poll-to-completion": (("completed.successes[get_job_status]",), "a",
+                                     "blocked the third poll of a job that finishes at the fifth"),
+        "loop-abab-contradictory": (("bounded.executions", "bounded.turns"), "a", "A-B-A-B never repeats in a row"),
+        "loop-almost-two-of-three": (("terminal_state",), "a", FALSE_COMPLETED),
+        "loop-argument-jitter": (("terminal_state",), "a", FALSE_COMPLETED),
+        "loop-empty-result": (("terminal_state",), "a", FALSE_COMPLETED),
+        "loop-exact-repeat-timeout": (("terminal_state",), "a", FALSE_COMPLETED),
+        "loop-ignores-refusals": (("bounded.turns",), "b",
+                                  "the published stop at 6 takes 6 turns (2 executions); the bound is guarded's 5"),
+        "loop-malformed-result": (("terminal_state",), "a", FALSE_COMPLETED),
+        "loop-no-progress-exploration": (("bounded.executions", "bounded.turns"), "a",
+                                         "different queries never repeat: 40 executions"),
+        "loop-oversized-refetch": (("terminal_state",), "a", FALSE_COMPLETED),
+        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
+                                      "rewordings are new loop keys: 8 executions"),
+        "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a",
+                                   "a three-call cycle never repeats in a row: 40 executions"),
+        "resume-redo-only-unfinished": (("bounded.executions[write_record]", "idempotent", "max_side_effects",
+                                         "terminal_state"), "a", "no ledger: the restart rewrote finished records"),
+        "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
+        "side-email-asked-repeatedly": (("idempotent", "max_side_effects"), "a", "two emails before the block"),
+        "side-lost-payment-response": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                       "retried the timed-out charge without a key: charged twice"),
+        "side-write-before-guard-resume": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                           "no ledger: the restart wrote the record again"),
+    },
+    "gemini": {
+        "budget-pending-never-finishes": (("terminal_state",), "a",
+                                          "COMPLETED with the job still processing (the double took the feedback "
+                                          "for the job's status)"),
+        "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
+        "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a", NO_BUDGETS),
+        "budget-wall-clock": (("bounded.virtual_seconds",), "a", NO_BUDGETS),
+        "err-invalid-argument": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                                 "a", "4 unchanged resends of a rejected argument"),
+        "err-not-found-poll": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                               "a", "4 polls of a nonexistent job"),
+        "err-permission-denied": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                                  "a", "4 permission-denied deletes, then COMPLETED"),
+        "err-rate-limit-retry-after": (("bounded.executions", "bounded.turns", "completed.successes[fetch_invoice]",
+                                        "retry_after_honoured"), "a", "4 retries at t=0 against Retry-After 20"),
+        "legit-exploration-new-facts": (("completed", "completed.successes[read_alerts]"), "a",
+                                        "halted a feed that brought new alerts on every read"),
+        "legit-poll-to-completion": (("completed.successes[get_job_status]",), "a",
+                                     "refused the fifth poll, the one that would have returned done"),
+        "loop-abab-contradictory": (("bounded.executions", "bounded.turns"), "a", "A-B-A-B is never identical"),
+        "loop-argument-jitter": (("bounded.executions", "bounded.turns"), "a",
+                                 "no normalisation: a fresh request_id makes every call new"),
+        "loop-empty-result": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
+                              "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
+        "loop-exact-repeat-timeout": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
+                                      "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
+        "loop-ignores-refusals": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
+                                  "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
+        "loop-malformed-result": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
+                                  "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
+        "loop-no-progress-exploration": (("bounded.executions", "bounded.turns"), "a",
+                                         "different queries are never identical: 40 executions"),
+        "loop-oversized-refetch": (("bounded.executions", "bounded.tokens", "bounded.turns"), "b",
+                                   "stopped within 5 identical calls as published; the bounds are guarded's 2 fetches"),
+        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "a", "rewordings: 40 executions"),
+        "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a", "a cycle: 40 executions"),
+        "resume-redo-only-unfinished": (("bounded.executions[write_record]", "idempotent", "max_side_effects",
+                                         "terminal_state"), "a", "no ledger: the restart rewrote finished records"),
+        "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
+        "side-email-asked-repeatedly": (("bounded.turns", "idempotent", "max_side_effects"), "a",
+                                        "four emails before the detector fired"),
+        "side-lost-payment-response": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                       "retried the timed-out charge without a key: charged twice"),
+        "side-write-before-guard-resume": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                           "no ledger: the restart wrote the record again"),
+    },
+    "breaker": {
+        "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
+        "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a", NO_BUDGETS),
+        "budget-wall-clock": (("bounded.virtual_seconds",), "a", NO_BUDGETS),
+        "err-invalid-argument": (("bounded.executions", "no_unchanged_resend"), "a",
+                                 "resent the rejected call unchanged once"),
+        "err-not-found-poll": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
+                               "a", "polled a nonexistent job again; STOPPED_LOOP_GUARD instead of FAILED"),
+        "err-permission-denied": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "stop_report",
+                                   "terminal_state"), "a",
+                                  "resent a permission-denied delete; STOPPED_LOOP_GUARD instead of NEEDS_HUMAN"),
+        "err-rate-limit-retry-after": (("completed", "completed.successes[fetch_invoice]", "retry_after_honoured"),
+                                       "a", "retried at t=0 against Retry-After 20, then tripped"),
+        "legit-exploration-new-facts": (("completed", "completed.successes[read_alerts]"), "a",
+                                        "tripped on the third read of a productive feed"),
+        "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
+                                     "tripped on the third poll of a job that finishes at the fifth"),
+        "loop-abab-contradictory": (("bounded.executions",), "b", BOUND),
+        "loop-argument-jitter": (("bounded.executions", "bounded.turns"), "a",
+                                 "no normalisation: a fresh request_id makes every hash new"),
+        "loop-no-progress-exploration": (("bounded.executions", "bounded.turns"), "a",
+                                         "different queries never hash alike: 40 executions"),
+        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "a", "rewordings: 8 executions"),
+        "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a",
+                                   "a three-call cycle never puts 3 alike in a window of 5: 40 executions"),
+        "resume-redo-only-unfinished": (("bounded.executions[write_record]", "idempotent", "max_side_effects",
+                                         "terminal_state"), "a", "no ledger: the restart rewrote finished records"),
+        "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
+        "side-email-asked-repeatedly": (("idempotent", "max_side_effects"), "a", "two emails before it tripped"),
+        "side-lost-payment-response": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                       "retried the timed-out charge without a key: charged twice"),
+        "side-write-before-guard-resume": (("idempotent", "max_side_effects"), "a",
+                                           "no ledger: the restart wrote the record again"),
+    },
+}
+
+
+def broken(design: str) -> dict[str, tuple[str, ...]]:
+    """Scenario -> the invariants it broke, for every scenario the design fails."""
+    return {v.id: tuple(sorted({x.invariant for x in v.violations}))
+            for v in certify(f"builtin:{design}") if not v.passed}
+
+
+@pytest.mark.parametrize("design", list(EXPECTED))
+def test_todays_verdicts(design: str) -> None:
+    expected = {scenario: invariants for scenario, (invariants, _, _) in EXPECTED[design].items()}
+    assert broken(design) == expected
+
+
+def test_entries_name_real_scenarios_and_classes() -> None:
+    ids = {s.name for s in suite()}
+    for design, verdicts in EXPECTED.items():
+        assert set(verdicts) <= ids, (design, set(verdicts) - ids)
+        assert all(cls in ("a", "b") and reason for _, cls, reason in verdicts.values()), design
+
+
+def _tables() -> dict[str, list[list[str]]]:
+    """Heading -> the cells of every table row under it (header and separator rows left out)."""
+    tables: dict[str, list[list[str]]] = {}
+    rows: list[list[str]] = []
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            rows = tables.setdefault(line.lstrip("#").strip(), [])
+        elif line.startswith("| `") or line.startswith("| passed") or line.startswith("| failures"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return tables
+
+
+def test_the_per_design_tables_match_the_data() -> None:
+    tables = _tables()
+    ids = [s.name for s in suite()]
+    for design, verdicts in EXPECTED.items():
+        rows = {row[0].strip("`"): (row[1], row[2]) for row in tables[f"`builtin:{design}`"]}
+        assert list(rows) == ids, design
+        for scenario in ids:
+            invariants, cls, _ = verdicts.get(scenario, ((), "", ""))
+            assert rows[scenario] == (", ".join(f"`{i}`" for i in invariants) or "PASS", cls), (design, scenario)
+
+
+def test_the_overview_matches_the_data() -> None:
+    rows = {row[0].strip("`"): row[3:] for row in _tables()["Overview"]}  # the four designs' columns
+    ids = [s.name for s in suite()]
+    for column, (design, verdicts) in enumerate(EXPECTED.items()):
+        for scenario in ids:
+            want = f"fail ({verdicts[scenario][1]})" if scenario in verdicts else "pass"
+            assert rows[scenario][column] == want, (design, scenario)
+        classes = [cls for _, cls, _ in verdicts.values()]
+        assert rows["passed"][column] == f"{len(ids) - len(verdicts)}/{len(ids)}", design
+        assert rows["failures that are real harm (a)"][column] == str(classes.count("a")), design
+        assert rows["failures that are artifacts (b)"][column] == str(classes.count("b")), design
