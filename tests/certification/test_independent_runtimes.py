@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from toolchaos.certification import certify, suite
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "independent-runtimes.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "independent-runtimes.md"
 
 KEYS = "the design's StopReport keys (guard_reason, last_safe_checkpoint) are not read as guard/reason"
 BOUND = "one read-only execution more than builtin:guarded, the bound's exact count"
