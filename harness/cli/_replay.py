@@ -13,7 +13,7 @@ from toolchaos._internal.trace import Trace
 from toolchaos.cli._run import add_real_seconds_argument, real_seconds_limit, resolve_agent_ref
 from toolchaos.errors import CommandError, LogFormatError, render_violations
 from toolchaos.fake_tools import catalogue, fake_tool
-from toolchaos.logs._importers import FORMATS, conversation, read_records, replay_tools
+from toolchaos.logs import FORMATS, conversation, read_records, replay_tools
 from toolchaos.policies._builtin import Recorded
 
 HELP = "replay the model's recorded decisions (a trace or an agent log) against an agent, within a bound"

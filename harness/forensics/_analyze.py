@@ -1,7 +1,7 @@
 """Loop forensics: read call logs and say, per session, whether the agent was looping.
 
 ``analyze([paths])`` streams toolchaos traces (JSON Lines, gzip or not) and the log
-formats of ``toolchaos.logs._importers`` (OpenAI chat / Responses, Anthropic, OpenTelemetry
+formats of ``toolchaos.logs`` (OpenAI chat / Responses, Anthropic, OpenTelemetry
 GenAI spans), and reports for every session:
 
 - **calls** executed (and refused), **unique fingerprints**, **repeat rate**
@@ -46,7 +46,7 @@ from typing import IO, Any
 
 from toolchaos._internal.model import interpret
 from toolchaos.errors import LogFormatError
-from toolchaos.logs._importers import load
+from toolchaos.logs import load
 
 MAX_TRACKED = 50_000  # fingerprints tracked exactly per session
 MAX_PERIOD = 4  # longest cycle round detected (Session.tool's comparisons are unrolled for it)
@@ -638,7 +638,7 @@ class Analysis:
             sess.end(event.get("state"), event.get("guard"))
 
     def add_conversations(self, path: str | Path, format: str = "auto") -> None:
-        """An imported log (``toolchaos.logs._importers`` formats): its sessions' turns and calls."""
+        """An imported log (``toolchaos.logs`` formats): its sessions' turns and calls."""
         source = str(path)
         count = 0
         for conv in load(path, format):

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
 from toolchaos.errors import LogFormatError, PolicyError
-from toolchaos.logs._importers import conversation
+from toolchaos.logs import conversation
 
 
 @runtime_checkable
@@ -354,7 +354,7 @@ class IgnoresRefusals(_Base):
 class Recorded(_Base):
     """Replays the model turns of a recorded trace or agent log (any importer format), whatever the tools answer now.
 
-    ``path`` is a toolchaos trace or a log in one of ``toolchaos.logs._importers.FORMATS``
+    ``path`` is a toolchaos trace or a log in one of ``toolchaos.logs.FORMATS``
     (``format="auto"`` detects it); ``session`` picks one session of the file (default:
     the first). ``turns`` gives the decisions directly instead (``path`` then only says
     where they came from). A recording keeps going after a refusal unless

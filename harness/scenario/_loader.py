@@ -54,7 +54,7 @@ from toolchaos.fake_tools import FakeTool, catalogue, fake_tool
 from toolchaos.fake_tools._faults import KINDS as FAULT_KINDS
 from toolchaos.fake_tools._schedule import RULE_KEYS
 from toolchaos.invariants import _builtin as _invariants
-from toolchaos.logs._importers import FORMATS
+from toolchaos.logs import FORMATS
 from toolchaos.policies import _builtin as _policies
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor

@@ -135,7 +135,7 @@ def test_gzip_traces_and_the_slow_path_agree_with_the_fast_one(tmp_path: Path) -
 
 
 def test_bad_lines_are_errors_naming_the_line(tmp_path: Path) -> None:
-    from toolchaos.logs._importers import LogFormatError
+    from toolchaos.logs import LogFormatError
 
     p = tmp_path / "t.jsonl"
     p.write_text(INCIDENT.read_text().splitlines()[0] + "\n{broken\n")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from toolchaos import Decision, invariants, policies, run
 from toolchaos.fake_tools import faults as F
-from toolchaos.logs._importers import (
+from toolchaos.logs import (
     FORMATS,
     LogFormatError,
     detect,
@@ -189,7 +189,7 @@ def test_recorded_policy_from_an_imported_log_replays_against_the_fixed_agent() 
 
 
 def test_fault_of_reads_results_like_a_model_would() -> None:
-    from toolchaos.logs._importers import RecordedCall
+    from toolchaos.logs import RecordedCall
 
     def f(result: Any, err: bool | None = None) -> Any:
         return fault_of(RecordedCall("c", "t", {}, result, err))

@@ -17,7 +17,7 @@ import yaml
 from toolchaos import policies
 from toolchaos.certification._suite import run_scenario
 from toolchaos.cli import main
-from toolchaos.logs._importers import FORMATS, conversation
+from toolchaos.logs import FORMATS, conversation
 from toolchaos.policies import PolicyError
 from toolchaos.scenario._loader import ScenarioError, load_file, load_text
 
