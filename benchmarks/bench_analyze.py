@@ -56,7 +56,7 @@ def generate(path: Path, events: int) -> int:
 _CHILD = r"""
 import json, resource, sys, time
 import freezegun.api as fz
-from toolchaos.forensics._analyze import Analysis
+from toolchaos.forensics import Analysis
 start, cpu = fz.real_perf_counter(), time.process_time()
 a = Analysis()
 a.add_path(sys.argv[1])

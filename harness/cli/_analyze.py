@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from toolchaos.errors import CommandError, LogFormatError
-from toolchaos.forensics._analyze import Analysis, Thresholds, as_json, render_table
+from toolchaos.forensics import Analysis, Thresholds, as_json, render_table
 from toolchaos.logs import FORMATS
 
 HELP = "loop forensics over traces and agent logs: repeats, cycles (A-B to 4 steps), stalls, intervals, token growth"

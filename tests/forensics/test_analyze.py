@@ -11,7 +11,7 @@ import pytest
 from toolchaos import policies, run
 from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools import faults as F
-from toolchaos.forensics._analyze import (
+from toolchaos.forensics import (
     MAX_TRACKED,
     Analysis,
     Session,
@@ -144,7 +144,7 @@ def test_bad_lines_are_errors_naming_the_line(tmp_path: Path) -> None:
 
 
 def test_memory_stays_bounded_with_many_unique_fingerprints(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolchaos.forensics._analyze as mod
+    import toolchaos.forensics._session as mod
 
     monkeypatch.setattr(mod, "MAX_TRACKED", 200)
     s = Session("s")
@@ -158,7 +158,7 @@ def test_memory_stays_bounded_with_many_unique_fingerprints(monkeypatch: pytest.
 
 
 def test_the_interval_sample_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import toolchaos.forensics._analyze as mod
+    import toolchaos.forensics._session as mod
 
     monkeypatch.setattr(mod, "GAP_SAMPLE", 64)
     s = Session("s")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from toolchaos import policies, run
 from toolchaos.fake_tools import catalogue
-from toolchaos.forensics._analyze import (
+from toolchaos.forensics import (
     MAX_PERIOD,
     Analysis,
     Session,
