@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from toolchaos.errors import CommandError, LogFormatError
-from toolchaos.forensics import Analysis, Thresholds, as_json, render_table
+from toolchaos.forensics import Analysis, SessionReport, Thresholds, as_json, render_table
 from toolchaos.logs import FORMATS
 
 HELP = "loop forensics over traces and agent logs: repeats, cycles (A-B to 4 steps), stalls, intervals, token growth"
@@ -37,6 +37,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    analysis = Analysis(_thresholds(args))
+    for raw in args.paths:
+        _add(analysis, raw, args.format)
+    reports = _selected(analysis.reports(args.top), args.session)
+    if args.json:
+        print(json.dumps(as_json(reports, analysis.files, analysis.events), indent=2))
+    else:
+        print(render_table(reports) if reports else "no sessions in the files")
+    bad = {"looping"} if args.fail_on == "looping" else {"looping", "suspicious"}
+    return 1 if any(r.verdict in bad for r in reports) else 0
+
+
+def _thresholds(args: argparse.Namespace) -> Thresholds:
+    """The default rules with the loop thresholds given on the command line (checked, with --top)."""
     overrides = {k: v for k, v in (("loop_repeats", args.loop_repeats), ("loop_streak", args.loop_streak),
                                    ("loop_cycle", args.loop_cycle)) if v is not None}
     for key, value in overrides.items():
@@ -44,27 +58,27 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--{key.replace('_', '-')} must be at least 1, got {value}")
     if args.top < 0:
         raise CommandError(f"--top must be at least 0, got {args.top}")
-    analysis = Analysis(Thresholds(**overrides))
-    for raw in args.paths:
-        path = Path(raw)
-        if not path.is_file():
-            raise CommandError(f"no such file: {raw}")
-        try:
-            analysis.add_path(path, args.format)
-        except LogFormatError as exc:
-            raise CommandError(str(exc)) from None
-        except (OSError, EOFError) as exc:  # unreadable, or a truncated gzip file
-            raise CommandError(f"{raw}: cannot read ({exc})") from None
-    reports = analysis.reports(args.top)
-    if args.session:
-        known = {r.session for r in reports}
-        missing = [s for s in args.session if s not in known]
-        if missing:
-            raise CommandError(f"no session {missing[0]!r} in the files (sessions: {', '.join(sorted(known)[:10])})")
-        reports = [r for r in reports if r.session in args.session]
-    if args.json:
-        print(json.dumps(as_json(reports, analysis.files, analysis.events), indent=2))
-    else:
-        print(render_table(reports) if reports else "no sessions in the files")
-    bad = {"looping"} if args.fail_on == "looping" else {"looping", "suspicious"}
-    return 1 if any(r.verdict in bad for r in reports) else 0
+    return Thresholds(**overrides)
+
+
+def _add(analysis: Analysis, raw: str, format: str) -> None:
+    path = Path(raw)
+    if not path.is_file():
+        raise CommandError(f"no such file: {raw}")
+    try:
+        analysis.add_path(path, format)
+    except LogFormatError as exc:
+        raise CommandError(str(exc)) from None
+    except (OSError, EOFError) as exc:  # unreadable, or a truncated gzip file
+        raise CommandError(f"{raw}: cannot read ({exc})") from None
+
+
+def _selected(reports: list[SessionReport], sessions: list[str]) -> list[SessionReport]:
+    """The reports of the sessions asked for (all when none was); a session no file has is an error."""
+    if not sessions:
+        return reports
+    known = {r.session for r in reports}
+    missing = [s for s in sessions if s not in known]
+    if missing:
+        raise CommandError(f"no session {missing[0]!r} in the files (sessions: {', '.join(sorted(known)[:10])})")
+    return [r for r in reports if r.session in sessions]

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos import invariants
+from toolchaos._engine import RunResult
 from toolchaos._engine import run as run_agent
 from toolchaos._internal.trace import Trace
 from toolchaos.cli._run import add_real_seconds_argument, real_seconds_limit, resolve_agent_ref
 from toolchaos.errors import CommandError, LogFormatError, render_violations
-from toolchaos.fake_tools import catalogue, fake_tool
-from toolchaos.logs import FORMATS, conversation, read_records, replay_tools
+from toolchaos.invariants import Invariant
+from toolchaos.logs import FORMATS, Conversation, conversation, read_records, replay_tools
 from toolchaos.policies._builtin import Recorded
 
 HELP = "replay the model's recorded decisions (a trace or an agent log) against an agent, within a bound"
@@ -59,14 +60,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_executions < 0 or (args.max_turns is not None and args.max_turns < 1):
         raise CommandError("--max-executions must be >= 0 and --max-turns >= 1")
     agent = resolve_agent_ref(args.agent)
-    try:  # the session and its turns as a scenario's `recorded` policy reads them
-        conv = conversation(path, args.format, args.session)
-    except LogFormatError as exc:
-        raise CommandError(str(exc)) from None
-    if not conv.turns:
-        raise CommandError(f"{args.path}: session {conv.session!r} has no model turns to replay")
+    conv = _recorded(path, args)
     task = args.task or _task_of(path) or f"Replay of {path.name}"
-    tools = replay_tools(conv, args.side_effect) if not args.no_faults else _plain_tools(conv, args.side_effect)
+    tools = replay_tools(conv, args.side_effect, as_recorded=not args.no_faults)
     if not tools:
         raise CommandError(f"{args.path}: session {conv.session!r} calls no tools; nothing to replay")
     bound = invariants.bounded(executions=args.max_executions, turns=args.max_turns)
@@ -78,56 +74,77 @@ def _run(args: argparse.Namespace) -> int:
     result = run_agent(agent, task=task, tools=tools, policy=policy, seed=args.seed,
                        name=f"replay-{conv.session}", artifacts=args.artifacts)
     violations = result.violations(*expect)
-    recorded = len([c for c in conv.calls if c.executed])
     if args.json:
-        print(json.dumps({
-            "session": conv.session, "format": conv.format, "agent": args.agent, "recorded_calls": recorded,
-            "recorded_turns": len(conv.turns), "state": result.terminal_state, "guard": result.guard,
-            "executions": result.total_executions, "turns": result.turns, "bound": bound.params(),
-            "passed": not violations, "violations": [v.headline() for v in violations],
-            "trace": str(result.trace.path) if result.trace.path else None}, indent=2))
+        print(json.dumps(_outcome(args, conv, result, bound, violations), indent=2))
     else:
-        print(f"replayed {conv.session} ({conv.format}, {len(conv.turns)} recorded turns, {recorded} recorded "
-              f"executions) against {args.agent}")
-        print(result.summary())
-        if violations:
-            print(render_violations(result, violations))
-        else:
-            print(f"PASS: ended within the bound ({', '.join(f'{k} <= {v}' for k, v in bound.params().items())})")
-        if isinstance(result.trace, Trace) and result.trace.path:
-            print(f"trace: {result.trace.path}")
+        _print_outcome(args, conv, result, bound, violations)
     return 1 if violations else 0
 
 
-def _plain_tools(conv: Any, side_effects: list[str]) -> list[Any]:
-    return [catalogue.get(n) if n in catalogue.NAMES else
-            fake_tool(n, f"{n} (replayed from a log)", {"type": "object", "properties": {}},
-                      side_effect=n in side_effects) for n in conv.tool_names()]
+def _recorded(path: Path, args: argparse.Namespace) -> Conversation:
+    """The session and its turns as a scenario's `recorded` policy reads them."""
+    try:
+        conv = conversation(path, args.format, args.session)
+    except LogFormatError as exc:
+        raise CommandError(str(exc)) from None
+    if not conv.turns:
+        raise CommandError(f"{args.path}: session {conv.session!r} has no model turns to replay")
+    return conv
+
+
+def _outcome(args: argparse.Namespace, conv: Conversation, result: RunResult, bound: Invariant,
+             violations: list[Any]) -> dict[str, Any]:
+    return {
+        "session": conv.session, "format": conv.format, "agent": args.agent, "recorded_calls": _executed(conv),
+        "recorded_turns": len(conv.turns), "state": result.terminal_state, "guard": result.guard,
+        "executions": result.total_executions, "turns": result.turns, "bound": bound.params(),
+        "passed": not violations, "violations": [v.headline() for v in violations],
+        "trace": str(result.trace.path) if result.trace.path else None}
+
+
+def _print_outcome(args: argparse.Namespace, conv: Conversation, result: RunResult, bound: Invariant,
+                   violations: list[Any]) -> None:
+    print(f"replayed {conv.session} ({conv.format}, {len(conv.turns)} recorded turns, {_executed(conv)} recorded "
+          f"executions) against {args.agent}")
+    print(result.summary())
+    if violations:
+        print(render_violations(result, violations))
+    else:
+        print(f"PASS: ended within the bound ({', '.join(f'{k} <= {v}' for k, v in bound.params().items())})")
+    if isinstance(result.trace, Trace) and result.trace.path:
+        print(f"trace: {result.trace.path}")
+
+
+def _executed(conv: Conversation) -> int:
+    return len([c for c in conv.calls if c.executed])
 
 
 def _task_of(path: Path) -> str | None:
-    """The first user message of a chat-style log, as the task."""
-    try:
-        records, _ = read_records(path)
-    except Exception:  # the task is a nicety; the log's errors are reported by load()
-        return None
+    """The first user message of a chat-style log, as the task (the log was read once already)."""
+    records, _ = read_records(path)
     data: Any = records[0][1]
     if isinstance(data, dict):
         data = data.get("messages") or data.get("input")
-    if isinstance(data, list):
-        for m in data:
-            if isinstance(m, dict) and m.get("role") == "user":
-                content = m.get("content")
-                if isinstance(content, str):
-                    return content
-                if isinstance(content, list):
-                    texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
-                    if texts:
-                        return str(texts[0])
+    for m in data if isinstance(data, list) else []:
+        if isinstance(m, dict) and m.get("role") == "user":
+            text = _text_of(m.get("content"))
+            if text is not None:
+                return text
     return None
 
 
-def _scenario_yaml(path: Path, conv: Any, tools: list[Any], task: str, expect: list[Any],
+def _text_of(content: Any) -> str | None:
+    """A user message's text: the content itself, or its first text block."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        if texts:
+            return str(texts[0])
+    return None
+
+
+def _scenario_yaml(path: Path, conv: Conversation, tools: list[Any], task: str, expect: list[Any],
                    args: argparse.Namespace) -> str:
     # Deferred to --scenario: the fuzzer and the strategies load hypothesis.
     import yaml

@@ -10,13 +10,15 @@ from toolchaos.logs._conversation import Conversation
 from toolchaos.logs._faults import fault_of
 
 
-def replay_tools(conversation: Conversation, side_effects: Iterable[str] = ()) -> list[FakeTool]:
+def replay_tools(conversation: Conversation, side_effects: Iterable[str] = (), *,
+                 as_recorded: bool = True) -> list[FakeTool]:
     """Fake tools answering each recorded call as the log says (by call number per tool).
 
     Catalogue names get the catalogue tool; any other name a permissive tool (any
-    arguments), with a side effect when listed in ``side_effects``.
+    arguments), with a side effect when listed in ``side_effects``. ``as_recorded=False``
+    gives the same tools answering as they would without faults.
     """
-    rules = _recorded_rules(conversation)
+    rules = _recorded_rules(conversation) if as_recorded else {}
     side = set(side_effects)
     tools = []
     for name in conversation.tool_names():
