@@ -39,6 +39,18 @@ from toolchaos._agents import resolve_agent
 from toolchaos._internal import clock as _clock
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal import watchdog as _watchdog
+from toolchaos._internal.events import (
+    AskedCall,
+    Event,
+    Shown,
+    api_event,
+    end_event,
+    late_event,
+    model_event,
+    refusal_event,
+    skipped_event,
+    tool_event,
+)
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import (
     Decision,
@@ -84,14 +96,14 @@ class _Run:
         self.ceiling = ceiling
         self.budgets = budgets
         self.store = store
-        self.events: list[dict[str, Any]] = []
+        self.events: list[Event] = []
         self.seq = itertools.count(1)
         self.step = 0
         self.tool_calls = itertools.count(1)  # atomic under concurrent workers
         self.lock = threading.Lock()  # model turns and request matching, when workers run at once
         self.stopped: HarnessStop | None = None  # a ceiling hit in any thread ends the run
         self.late = itertools.count(1)
-        self.pending: list[list[Any]] = []  # [call_id, tool, fingerprint] asked for, not yet handled
+        self.pending: list[tuple[str, str, str]] = []  # (call_id, tool, fingerprint) asked for, not yet handled
         self.usage: list[Usage] = []
         self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new
         self.memory: dict[str, Any] = {}
@@ -111,28 +123,31 @@ class _Run:
             for i, (cid, _, tfp) in enumerate(pending):
                 if cid == call_id or (call_id is None and tfp == fp):
                     del pending[i]
-                    return str(cid)
+                    return cid
             if call_id is None:
                 for i, (cid, tname, _) in enumerate(pending):
                     if tname == name:
                         del pending[i]
-                        return str(cid)
+                        return cid
         return call_id
-
-    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        """Append an event of another kind (e.g. ``api``: a model-API fault served over the wire)."""
-        event = {"run": self.run_id, "seq": next(self.seq), "step": self.step, "kind": kind,
-                 "t": round(self.clock.t, 6), **fields}
-        self.events.append(event)
-        return event
 
     def flush_pending(self) -> None:
         """Calls the model asked for that were neither executed nor refused."""
         for cid, name, fp in self.pending:
-            self.events.append({"run": self.run_id, "seq": next(self.seq), "step": self.step, "kind": "skipped",
-                                "t": round(self.clock.t, 6), "tool": name, "fp": fp, "call_id": cid,
-                                "executed": False})
+            self.events.append(skipped_event(self.run_id, next(self.seq), self.step, self.clock.t, name, fp, cid))
         self.pending = []
+
+    def api_fault(self, api: str, request: int, code: str, status: int | None, retry_after: float | None,
+                  url: str) -> None:
+        """A model-API request the wire answered with a fault."""
+        self.events.append(api_event(self.run_id, next(self.seq), self.step, self.clock.t, api, request, code,
+                                     status, retry_after, url))
+
+    def show(self, shown: list[Shown]) -> None:
+        """What the agent showed the model of the previous turn's results, on the turn just made."""
+        last = self.events[-1] if self.events else None
+        if last is not None and last["kind"] == "model":
+            last["shown"] = shown
 
 
 class Toolbox:
@@ -169,7 +184,7 @@ class Toolbox:
 
     def call(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
              **kwargs: Any) -> Any:
-        tool, outcome = self.execute(name, args, call_id=call_id, **kwargs)
+        tool, outcome = self._execute(name, args, call_id, kwargs, True)
         return tool.deliver(outcome)
 
     async def acall(self, name: str, args: Mapping[str, Any] | None = None, /, *, call_id: str | None = None,
@@ -222,14 +237,11 @@ class Toolbox:
         seq = next(run.seq)
         started = run.clock.t
         tool, outcome, norm, fp, count, call_no = run.toolset.run_call(name, args, seq, advance)
-        run.events.append({
-            "run": run.run_id, "seq": seq, "step": run.step, "kind": "tool", "t": round(started, 6),
-            "latency": outcome.latency,
-            "tool": name, "call_no": call_no, "args": norm, "fp": fp,
-            "call_id": run.take_request(name, fp, call_id), "outcome": outcome.kind, "class": _CLASS[outcome.cls],
-            "code": outcome.code, "retry_after": outcome.retry_after, "executed": True,
-            "effects": count if tool.side_effect else None,
-        })
+        if run.pending:  # an agent calling its tools unasked has no request to match
+            call_id = run.take_request(name, fp, call_id)
+        run.events.append(tool_event(run.run_id, seq, run.step, started, outcome.latency, name, call_no, norm, fp,
+                                     call_id, outcome.kind, _CLASS[outcome.cls], outcome.code, outcome.retry_after,
+                                     count if tool.side_effect else None))
         return tool, outcome
 
     def refuse(self, name: str, args: Mapping[str, Any] | None = None, *, guard: str, reason: str,
@@ -240,11 +252,8 @@ class Toolbox:
         """
         run = self._run
         norm, fp = run.fp(name, args or {})
-        run.events.append({
-            "run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "refusal",
-            "t": round(run.clock.t, 6), "tool": name, "args": norm, "fp": fp,
-            "call_id": run.take_request(name, fp, call_id), "guard": guard, "reason": reason, "executed": False,
-        })
+        run.events.append(refusal_event(run.run_id, next(run.seq), run.step, run.clock.t, name, norm, fp,
+                                        run.take_request(name, fp, call_id), guard, reason))
         return {"refused": True, "guard": guard, "reason": reason}
 
     def _late(self, name: str, args: Mapping[str, Any]) -> NoReturn:
@@ -255,8 +264,7 @@ class Toolbox:
                                   f"the harness stopped the calling thread")
         norm, fp = run.fp(name, args)
         with run.lock:  # the engine may be sorting the events of the run that just ended
-            run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "late",
-                               "t": round(run.clock.t, 6), "tool": name, "args": norm, "fp": fp, "executed": False})
+            run.events.append(late_event(run.run_id, next(run.seq), run.step, run.clock.t, name, norm, fp))
         raise RunClosed(f"{name} was called after the run had ended; the call was not executed")
 
 
@@ -296,15 +304,14 @@ class ModelClient:
         out_tokens = 4 + estimate_tokens([text] if not calls else [[c.name, c.arguments] for c in calls])
         usage = Usage(run.prompt_meter.estimate(msgs), out_tokens)
         run.usage.append(usage)
-        asked = []
+        asked: list[AskedCall] = []
         for c in calls:
             _, fp = run.fp(c.name, c.arguments)
-            run.pending.append([c.id, c.name, fp])
+            run.pending.append((c.id, c.name, fp))
             asked.append({"id": c.id, "tool": c.name, "args": c.arguments, "fp": fp})
         run.last_final = text
-        run.events.append({"run": run.run_id, "seq": next(run.seq), "step": run.step, "kind": "model",
-                           "t": round(run.clock.t, 6), "calls": asked, "final": text,
-                           "tokens_in": usage.input_tokens, "tokens_out": usage.output_tokens})
+        run.events.append(model_event(run.run_id, next(run.seq), run.step, run.clock.t, asked, text,
+                                      usage.input_tokens, usage.output_tokens))
         return ModelTurn(run.step, text, calls, usage)
 
 
@@ -333,9 +340,8 @@ class RunResult:
     @property
     def executions(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for e in self.trace.events:
-            if e["kind"] == "tool":
-                out[e["tool"]] = out.get(e["tool"], 0) + 1
+        for e in self.trace.tool_events:
+            out[e["tool"]] = out.get(e["tool"], 0) + 1
         return out
 
     @property
@@ -492,10 +498,9 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
         r.events.sort(key=_SEQ)  # concurrent workers append out of order
     r.flush_pending()
     report = result.report
-    r.events.append({"run": r.run_id, "seq": next(r.seq), "step": r.step, "kind": "end", "t": round(clock.t, 6),
-                     "state": result.state, "guard": (report or {}).get("guard"),
-                     "reason": (report or {}).get("reason"), "harness_stop": harness_stop,
-                     "error": error.strip().splitlines()[-1] if error else None})
+    r.events.append(end_event(r.run_id, next(r.seq), r.step, clock.t, result.state, (report or {}).get("guard"),
+                              (report or {}).get("reason"), harness_stop,
+                              error.strip().splitlines()[-1] if error else None))
     res = RunResult(run_id, seed, task, result.state, result.answer, report, Trace(r.events), toolset.ledger,
                     r.usage, harness_stop, error, clock.t, dict(toolset.tools))
     if artifacts is not None:

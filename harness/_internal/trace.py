@@ -1,23 +1,17 @@
-"""The trace: one event per model turn and per tool call, written as JSON Lines.
+"""The trace: a run's events in order, written as JSON Lines, and the readable table.
 
-Event kinds:
-- ``model``: a model turn (the calls it asked for, or its final text, and token usage)
-- ``tool``: an executed tool call (normalised arguments, fingerprint, outcome class and
-  code, virtual time, effect-ledger count after it)
-- ``refusal``: a call the runtime refused before execution (with the guard it named)
-- ``skipped``: a call the model asked for that the runtime never executed nor refused
-- ``late``: a tool call that arrived after the run had ended (a leftover thread)
-- ``end``: how the run ended (terminal state, guard, harness stop, error)
-
-Traces are deterministic: the same seed gives byte-identical files in any process.
+The events themselves (their kinds, keys and key order) are defined in
+``toolchaos._internal.events``. Traces are deterministic: the same seed gives
+byte-identical files in any process.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+
+from toolchaos._internal.events import Event, ModelEvent, ToolEvent
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
@@ -25,26 +19,26 @@ _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=st
 class Trace:
     __slots__ = ("events", "path")
 
-    def __init__(self, events: list[dict[str, Any]] | None = None) -> None:
-        self.events: list[dict[str, Any]] = events if events is not None else []
+    def __init__(self, events: list[Event] | None = None) -> None:
+        self.events: list[Event] = events if events is not None else []
         self.path: Path | None = None
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Event]:
         return iter(self.events)
 
     def __len__(self) -> int:
         return len(self.events)
 
-    def of_kind(self, *kinds: str) -> list[dict[str, Any]]:
+    def of_kind(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e["kind"] in kinds]
 
     @property
-    def tool_events(self) -> list[dict[str, Any]]:
-        return self.of_kind("tool")
+    def tool_events(self) -> list[ToolEvent]:
+        return [e for e in self.events if e["kind"] == "tool"]
 
     @property
-    def model_events(self) -> list[dict[str, Any]]:
-        return self.of_kind("model")
+    def model_events(self) -> list[ModelEvent]:
+        return [e for e in self.events if e["kind"] == "model"]
 
     def jsonl(self) -> str:
         return "".join(_encode(e) + "\n" for e in self.events)
@@ -80,44 +74,65 @@ class Trace:
 _COLS = ("seq", "step", "t", "kind", "tool", "args", "outcome", "exec", "effects")
 
 
-def _cell(e: dict[str, Any], col: str, width: int) -> str:
-    kind = e["kind"]
-    if col == "t":
-        return f"{e.get('t', 0):.1f}s"
-    if col == "tool":
-        if kind == "model":
-            return ", ".join(c["tool"] for c in e.get("calls", [])) or "(final answer)"
-        return str(e.get("tool", ""))
-    if col == "args":
-        if kind == "model":
-            text = e.get("final")
-            return _clip(json.dumps(text) if text is not None else f"{len(e.get('calls', []))} call(s)", width)
-        if kind == "end":
-            return _clip(str(e.get("reason") or e.get("error") or ""), width)
-        return _clip(_encode(e.get("args", {})), width)
-    if col == "outcome":
-        if kind == "tool":
-            return f"{e['class']}/{e['code']}"
-        if kind == "refusal":
-            return f"REFUSED {e.get('guard') or ''}".strip()
-        if kind == "end":
-            return str(e.get("state"))
-        if kind == "model":
-            return f"{e.get('tokens_in', 0)}+{e.get('tokens_out', 0)} tok"
-        return str(kind).upper()
-    if col == "exec":
-        return {"tool": "yes", "refusal": "no", "skipped": "no", "late": "LATE"}.get(kind, "")
-    if col == "effects":
-        v = e.get("effects")
-        return "" if v is None else str(v)
-    return str(e.get(col, ""))
+def _t_cell(e: Event, width: int) -> str:
+    return f"{e['t']:.1f}s"
+
+
+def _tool_cell(e: Event, width: int) -> str:
+    if e["kind"] == "model":
+        return ", ".join(c["tool"] for c in e["calls"]) or "(final answer)"
+    return str(e.get("tool", ""))
+
+
+def _args_cell(e: Event, width: int) -> str:
+    if e["kind"] == "model":
+        text = e["final"]
+        return _clip(json.dumps(text) if text is not None else f"{len(e['calls'])} call(s)", width)
+    if e["kind"] == "end":
+        return _clip(str(e["reason"] or e["error"] or ""), width)
+    return _clip(_encode(e.get("args", {})), width)
+
+
+def _outcome_cell(e: Event, width: int) -> str:
+    if e["kind"] == "tool":
+        return f"{e['class']}/{e['code']}"
+    if e["kind"] == "refusal":
+        return f"REFUSED {e['guard'] or ''}".strip()
+    if e["kind"] == "end":
+        return str(e["state"])
+    if e["kind"] == "model":
+        return f"{e['tokens_in']}+{e['tokens_out']} tok"
+    return e["kind"].upper()
+
+
+_EXEC = {"tool": "yes", "refusal": "no", "skipped": "no", "late": "LATE"}
+
+
+def _exec_cell(e: Event, width: int) -> str:
+    return _EXEC.get(e["kind"], "")
+
+
+def _effects_cell(e: Event, width: int) -> str:
+    v = e.get("effects")
+    return "" if v is None else str(v)
+
+
+# A function per column that is not the event's own value (seq, step, kind are).
+_CELLS: dict[str, Callable[[Event, int], str]] = {"t": _t_cell, "tool": _tool_cell, "args": _args_cell,
+                                                  "outcome": _outcome_cell, "exec": _exec_cell,
+                                                  "effects": _effects_cell}
+
+
+def _cell(e: Event, col: str, width: int) -> str:
+    cell = _CELLS.get(col)
+    return cell(e, width) if cell is not None else str(e.get(col, ""))
 
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render_rows(rows: Iterable[dict[str, Any]], marked: int | None = None, width: int = 48) -> list[str]:
+def render_rows(rows: Iterable[Event], marked: int | None = None, width: int = 48) -> list[str]:
     table = [list(_COLS)] + [[_cell(e, c, width) for c in _COLS] for e in rows]
     marks = ["  "] + [">>" if e.get("seq") == marked else "  " for e in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(_COLS))]

@@ -127,7 +127,11 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
     t_off = first.virtual_seconds
     events = list(first.trace.events)
     for e in second.trace.events:
-        events.append({**e, "seq": e["seq"] + seq_off, "step": e["step"] + step_off, "t": round(e["t"] + t_off, 6)})
+        moved = e.copy()  # the same keys in the same order, moved in sequence and time
+        moved["seq"] += seq_off
+        moved["step"] += step_off
+        moved["t"] = round(e["t"] + t_off, 6)
+        events.append(moved)
     ledger = EffectLedger()
     for f in first.ledger.effects:
         ledger.record(f.tool, f.key, f.applied, f.status, f.seq)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from toolchaos._internal.events import Event, ModelEvent, RefusalEvent, ToolEvent
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
@@ -79,7 +80,7 @@ class Invariant:
         return f"{self.name}({p})"
 
 
-def _tool_events(result: FinishedRun, tool: str | None = None) -> list[dict[str, Any]]:
+def _tool_events(result: FinishedRun, tool: str | None = None) -> list[ToolEvent]:
     return [e for e in result.trace.events if e["kind"] == "tool" and (tool is None or e["tool"] == tool)]
 
 
@@ -108,7 +109,7 @@ class Bounded(Invariant):
         if self.turns is not None:
             out += _count_bound("bounded.turns", result.trace.model_events, self.turns, "model turns")
         if self.virtual_seconds is not None and result.virtual_seconds > self.virtual_seconds + _EPS:
-            late = next((e for e in result.trace.events if e.get("t", 0) > self.virtual_seconds), None)
+            late = next((e for e in result.trace.events if e["t"] > self.virtual_seconds), None)
             out.append(Violation("bounded.virtual_seconds", f"at most {self.virtual_seconds:g} virtual seconds",
                                  f"{result.virtual_seconds:g}s", *_at(late)))
         if self.tokens is not None:
@@ -122,11 +123,11 @@ class Bounded(Invariant):
         return out
 
 
-def _at(event: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+def _at(event: Event | None) -> tuple[int | None, int | None]:
     return (event["seq"], event["step"]) if event is not None else (None, None)
 
 
-def _count_bound(name: str, events: list[dict[str, Any]], bound: int, what: str) -> list[Violation]:
+def _count_bound(name: str, events: Sequence[ToolEvent | ModelEvent], bound: int, what: str) -> list[Violation]:
     if len(events) <= bound:
         return []
     return [Violation(name, f"at most {bound} {what}", f"{len(events)} {what}", *_at(events[bound]))]
@@ -152,7 +153,7 @@ class MaxSideEffects(Invariant):
                           *_at(_event(result, applied[self.n].seq)))]
 
 
-def _event(result: FinishedRun, seq: int) -> dict[str, Any] | None:
+def _event(result: FinishedRun, seq: int) -> Event | None:
     return next((e for e in result.trace.events if e["seq"] == seq), None)
 
 
@@ -237,17 +238,16 @@ class NoExecutionAfterRefusal(Invariant):
     name = "no_execution_after_refusal"
 
     def check(self, result: FinishedRun) -> list[Violation]:
-        refused: dict[str, dict[str, Any]] = {}
+        refused: dict[str, RefusalEvent] = {}
         out: list[Violation] = []
         for e in result.trace.events:
-            kind = e["kind"]
-            if kind == "refusal":
+            if e["kind"] == "refusal":
                 refused.setdefault(e["fp"], e)
-            elif kind == "tool" and e["fp"] in refused:
+            elif e["kind"] == "tool" and e["fp"] in refused:
                 r = refused[e["fp"]]
                 out.append(Violation(self.name, f"{e['tool']} not executed after its refusal at event #{r['seq']}",
                                      f"executed at event #{e['seq']}", *_at(e)))
-            elif kind == "late":
+            elif e["kind"] == "late":
                 out.append(Violation(self.name, "no tool call after the run ended",
                                      f"{e['tool']} called after the end", *_at(e)))
         return out
@@ -259,7 +259,7 @@ class RetryAfterHonoured(Invariant):
     name = "retry_after_honoured"
 
     def check(self, result: FinishedRun) -> list[Violation]:
-        not_before: dict[str, tuple[float, dict[str, Any]]] = {}
+        not_before: dict[str, tuple[float, ToolEvent]] = {}
         out: list[Violation] = []
         for e in _tool_events(result):
             tool = e["tool"]
@@ -269,8 +269,9 @@ class RetryAfterHonoured(Invariant):
                     out.append(Violation(self.name, f"{tool} not called before t={when:g}s "
                                                     f"(Retry-After at event #{src['seq']})",
                                          f"called at t={e['t']:g}s", *_at(e)))
-            if e.get("retry_after") and e["class"] == "RETRYABLE":
-                not_before[tool] = (e["t"] + e.get("latency", 0.0) + e["retry_after"], e)
+            retry_after = e["retry_after"]
+            if retry_after and e["class"] == "RETRYABLE":
+                not_before[tool] = (e["t"] + e["latency"] + retry_after, e)
         return out
 
 
@@ -280,7 +281,7 @@ class NoUnchangedResend(Invariant):
     name = "no_unchanged_resend"
 
     def check(self, result: FinishedRun) -> list[Violation]:
-        final: dict[str, dict[str, Any]] = {}
+        final: dict[str, ToolEvent] = {}
         out: list[Violation] = []
         for e in _tool_events(result):
             if e["fp"] in final:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolchaos._internal.events import Event
 from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.errors import ReportError
 from toolchaos.pytest_plugin._settings import settings_key
@@ -46,7 +47,7 @@ class _Collector:
     require: str | None
     worker: bool
     started: datetime = field(default_factory=_now)
-    entries: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
+    entries: list[tuple[dict[str, Any], list[Event]]] = field(default_factory=list)
     other_failures: int = 0
     written: dict[str, Path] = field(default_factory=dict)
     error: str | None = None

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolchaos._engine import safe_name
+from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.version import VERSION
 from toolchaos.certification._verdict import ScenarioVerdict
@@ -365,7 +366,7 @@ def _side_effects(v: ScenarioVerdict) -> dict[str, Any]:
     return out
 
 
-def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
     """One scenario's entry in report.json, and its trace events (written beside it).
 
     The entry is plain JSON data, so it can cross process boundaries (pytest-xdist).
@@ -444,15 +445,15 @@ def suite_hash(scenarios: Sequence[Mapping[str, Any]]) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def _unique_ids(entries: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+def _unique_ids(entries: list[tuple[dict[str, Any], list[Event]]]) -> None:
     seen: dict[str, int] = {}
     for entry, _ in entries:
         n = seen[entry["id"]] = seen.get(entry["id"], 0) + 1
         entry["trace"] = f"traces/{safe_name(entry['id'])}{'' if n == 1 else f'-{n}'}.trace.jsonl"
 
 
-def build_report(entries: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]], meta: RunMeta | Mapping[str, Any]
-                 | None = None) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+def build_report(entries: Iterable[tuple[dict[str, Any], list[Event]]], meta: RunMeta | Mapping[str, Any]
+                 | None = None) -> tuple[dict[str, Any], dict[str, list[Event]]]:
     """report.json's data, and the trace events per trace path, from scenario entries."""
     m = RunMeta.of(meta)
     require = check_level(m.require)
@@ -515,7 +516,7 @@ def write_reports(verdicts: Iterable[ScenarioVerdict], meta: RunMeta | Mapping[s
     return write_entries([scenario_entry(v) for v in verdicts], meta, out_dir, step_summary=step_summary)
 
 
-def write_entries(entries: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
+def write_entries(entries: Iterable[tuple[dict[str, Any], list[Event]]],
                   meta: RunMeta | Mapping[str, Any] | None, out_dir: str | Path, *,
                   step_summary: bool = True) -> dict[str, Path]:
     """``write_reports`` from ``scenario_entry`` results (what crosses process boundaries)."""

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 from toolchaos.reports._markdown import ended_line, first_break, where
 
@@ -93,10 +94,9 @@ def anchor(sid: str) -> str:
 # --- the timeline ------------------------------------------------------------------------
 
 
-def _event_title(ev: Mapping[str, Any]) -> str:
+def _event_title(ev: Event) -> str:
     head = f"#{ev.get('seq')} step {ev.get('step')} t={ev.get('t', 0):g}s"
-    kind = ev["kind"]
-    if kind == "model":
+    if ev["kind"] == "model":
         if ev.get("calls"):
             asked = ", ".join(f"{c['tool']}({json.dumps(c.get('args', {}), sort_keys=True)})" for c in ev["calls"])
             return f"{head} model asks: {asked} [{ev.get('tokens_in', 0)}+{ev.get('tokens_out', 0)} tokens]"
@@ -104,22 +104,22 @@ def _event_title(ev: Mapping[str, Any]) -> str:
     args = json.dumps(ev.get("args", {}), sort_keys=True)
     if len(args) > 160:
         args = args[:159] + "…"
-    if kind == "tool":
+    if ev["kind"] == "tool":
         eff = f" effects={ev['effects']}" if ev.get("effects") is not None else ""
         ra = f" retry_after={ev['retry_after']:g}s" if ev.get("retry_after") else ""
         return f"{head} {ev['tool']}{args} -> {ev.get('class')}/{ev.get('code')}{ra}{eff}"
-    if kind == "refusal":
+    if ev["kind"] == "refusal":
         return f"{head} REFUSED {ev['tool']}{args} by {ev.get('guard')}: {ev.get('reason')}"
-    if kind == "skipped":
+    if ev["kind"] == "skipped":
         return f"{head} {ev['tool']} asked for, never executed nor refused"
-    if kind == "late":
+    if ev["kind"] == "late":
         return f"{head} {ev['tool']}{args} called after the run ended"
-    if kind == "end":
+    if ev["kind"] == "end":
         return f"{head} end: {ev.get('state')} {ev.get('reason') or ev.get('error') or ''}".rstrip()
     return head
 
 
-def timeline_svg(s: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
+def timeline_svg(s: Mapping[str, Any], events: Sequence[Event]) -> str:
     """The timeline picture of one run as an inline SVG element."""
     body = [ev for ev in events if ev["kind"] != "end"]
     end = next((ev for ev in reversed(events) if ev["kind"] == "end"), None)
@@ -163,8 +163,8 @@ def timeline_svg(s: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> s
                 pts = f"{_f(cx)},{_f(my - d)} {_f(cx + d)},{_f(my)} {_f(cx)},{_f(my + d)} {_f(cx - d)},{_f(my)}"
                 out.append(f'<polygon class="ev ev-final" points="{pts}" fill="{MODEL}">{title}</polygon>')
             continue
-        lane = ev.get("tool") if ev.get("tool") in lane_y else None
-        if lane is None:
+        lane = ev.get("tool")
+        if not isinstance(lane, str) or lane not in lane_y:
             continue
         y0 = lane_y[lane] + 4
         h = LANE_H - 8
@@ -326,7 +326,7 @@ def _md_inline(text: str) -> str:
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def _scenario(s: Mapping[str, Any], events: Sequence[dict[str, Any]]) -> str:
+def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
     v = s["verdict"]
     out = [f'<article class="scenario {e(v)}" id="{anchor(s["id"])}" data-id="{e(s["id"])}" data-verdict="{e(v)}">',
            f'<h3><span class="badge {e(v)}">{e(v.upper())}</span><code>{e(s["id"])}</code>: {e(s["title"])}</h3>',
@@ -371,7 +371,7 @@ def _scenario(s: Mapping[str, Any], events: Sequence[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def render_html(report: Mapping[str, Any], traces: Mapping[str, Sequence[dict[str, Any]]]) -> str:
+def render_html(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     ok = report["certified"]
     title = f"toolchaos report: {report['agent']['ref']}: {'CERTIFIED' if ok else 'NOT CERTIFIED'}"
     scenarios = "\n".join(_scenario(s, traces.get(s["trace"] or "", [])) for s in _ordered(report["scenarios"]))

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 
 _BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -29,7 +30,7 @@ def _props(parent: ET.Element, items: Sequence[tuple[str, Any]]) -> None:
         ET.SubElement(props, "property", name=name, value=_x("" if value is None else value))
 
 
-def render_junit(report: Mapping[str, Any], traces: Mapping[str, Sequence[dict[str, Any]]]) -> str:
+def render_junit(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     t = report["totals"]
     suite_name = f"toolchaos.{report['suite']['name']}"
     root = ET.Element("testsuites", name="toolchaos certification", tests=str(t["scenarios"]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 
 MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
@@ -58,7 +59,7 @@ def _severity_cell(c: Mapping[str, Any], sev: str) -> str:
     return f"{row['passed']}/{row['scenarios']}" if row else "–"
 
 
-def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[dict[str, Any]]]) -> str:
+def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     suite, agent, harness = report["suite"], report["agent"], report["harness"]
     t = report["totals"]
     out = [f"## toolchaos certification: {report['agent']['ref']}", "", headline(report), ""]
@@ -106,7 +107,7 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[dic
     return "\n".join(out)
 
 
-def _failure(s: Mapping[str, Any], events: Sequence[dict[str, Any]]) -> list[str]:
+def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
     out = [f"#### {MARK.get(s['verdict'], '')} {code(s['id'])}: {cell(s['title'])}", "",
            f"*{cell(s['category'])}, {cell(s['severity'])}*; {ended_line(s)}.", ""]
     if s.get("reason"):

@@ -37,6 +37,8 @@ from urllib.parse import unquote
 import httpx
 import respx
 from respx.models import Route, SideEffectError
+from toolchaos._engine import _Run
+from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens, read_feedback
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
@@ -170,7 +172,7 @@ class Wire:
                  http_tools: Iterable[Any] = ()) -> None:
         self.model = model
         self.toolbox = toolbox
-        self._run = model._run
+        self._run: _Run = model._run  # the wire records api faults and what the model was shown
         self.clock = self._run.clock
         self.apis = tuple(apis)
         for api in self.apis:
@@ -388,13 +390,11 @@ class Wire:
         ``shown``: for each result of the previous turn's calls, the content as the agent
         sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
         """
-        shown = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
-                 for fb in read_feedback(messages)]
+        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
+                              for fb in read_feedback(messages)]
         turn: ModelTurn = self.model.complete(messages, tools)
         if shown:
-            events = self._run.events
-            if events and events[-1]["kind"] == "model":
-                events[-1]["shown"] = shown
+            self._run.show(shown)
         return turn
 
     # --- faults ------------------------------------------------------------------------
@@ -409,8 +409,7 @@ class Wire:
         rec.fault = fault.kind
         status = fault.status
         rec.status = status if status is not None else (200 if fault.kind in ("malformed", "stream_cut") else 0)
-        self._run.record("api", tool=api, request=rec.n, code=fault.kind, status=status,
-                         retry_after=fault.retry_after, args={"url": rec.url})
+        self._run.api_fault(api, rec.n, fault.kind, status, fault.retry_after, rec.url)
         if status is not None:
             headers = []
             if fault.retry_after is not None:
