@@ -8,7 +8,7 @@ import time
 
 import pytest
 from toolchaos import AgentResult, Ceiling, RunClosed, policies, run, tool_message
-from toolchaos._engine import PolicyCrashed
+from toolchaos.errors import PolicyCrashed
 from toolchaos.fake_tools import catalogue, faults
 
 

@@ -37,7 +37,7 @@ from urllib.parse import unquote
 import httpx
 import respx
 from respx.models import Route, SideEffectError
-from toolchaos._engine import _Run
+from toolchaos._engine.state import RunState
 from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens, read_feedback
 from toolchaos.wire import _formats as fmt
@@ -172,7 +172,7 @@ class Wire:
                  http_tools: Iterable[Any] = ()) -> None:
         self.model = model
         self.toolbox = toolbox
-        self._run: _Run = model._run  # the wire records api faults and what the model was shown
+        self._run: RunState = model._run  # the wire records api faults and what the model was shown
         self.clock = self._run.clock
         self.apis = tuple(apis)
         for api in self.apis:

@@ -1,0 +1,58 @@
+"""The model as the in-process agent sees it: each turn answered by the policy, recorded as a trace event."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from toolchaos._engine.state import RunState
+from toolchaos._internal.events import AskedCall, model_event
+from toolchaos._internal.model import Decision, ModelTurn, ModelView, ToolCall, Usage, estimate_tokens, read_feedback
+from toolchaos.errors import HardCeiling, HarnessStop, PolicyCrashed, RunClosed
+
+
+class ModelClient:
+    """The model as the in-process agent sees it, answered by the policy."""
+
+    def __init__(self, run: RunState) -> None:
+        self._run = run
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
+        run = self._run
+        if run.closed:
+            raise RunClosed("the model was called after the run had ended")
+        with run.lock:  # one turn at a time: policies are not thread-safe, steps must not interleave
+            if run.step >= run.ceiling.max_model_turns:
+                stop = HardCeiling(f"more than {run.ceiling.max_model_turns} model turns (the harness ceiling)")
+                run.stopped = run.stopped or stop
+                raise stop
+            run.flush_pending()
+            run.step += 1
+            msgs = [dict(m) for m in messages]
+            view = ModelView(run.task, run.step, msgs, read_feedback(msgs), list(run.tools), run.rng, run.memory)
+            try:
+                decision = run.policy.decide(view)
+            except HarnessStop:
+                raise
+            except BaseException as exc:
+                raise PolicyCrashed(exc) from exc
+            return self._turn(run, msgs, decision)
+
+    async def acomplete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
+        return self.complete(messages, tools)
+
+    def _turn(self, run: RunState, msgs: list[dict[str, Any]], decision: Decision) -> ModelTurn:
+        calls = tuple(ToolCall(f"call_{run.step}_{i}", name, args) for i, (name, args) in enumerate(decision.calls))
+        text = decision.text if not calls else None
+        out_tokens = 4 + estimate_tokens([text] if not calls else [[c.name, c.arguments] for c in calls])
+        usage = Usage(run.prompt_meter.estimate(msgs), out_tokens)
+        run.usage.append(usage)
+        asked: list[AskedCall] = []
+        for c in calls:
+            _, fp = run.fp(c.name, c.arguments)
+            run.pending.append((c.id, c.name, fp))
+            asked.append({"id": c.id, "tool": c.name, "args": c.arguments, "fp": fp})
+        run.last_final = text
+        run.events.append(model_event(run.run_id, next(run.seq), run.step, run.clock.t, asked, text,
+                                      usage.input_tokens, usage.output_tokens))
+        return ModelTurn(run.step, text, calls, usage)

@@ -1,0 +1,73 @@
+"""What a finished run left: ``RunResult`` (state, answer, stop report, trace, ledger, usage)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolchaos._internal.model import Usage
+from toolchaos._internal.trace import Trace
+from toolchaos.fake_tools import EffectLedger, FakeTool
+from toolchaos.invariants._builtin import check_all, raise_for
+
+
+@dataclass
+class RunResult:
+    """Everything a finished run left: state, answer, stop report, trace, ledger, usage."""
+
+    run_id: str
+    seed: int
+    task: str
+    terminal_state: str
+    answer: str | None
+    stop_report: dict[str, Any] | None
+    trace: Trace
+    ledger: EffectLedger
+    usage: list[Usage]
+    harness_stop: str | None = None  # crash | ceiling | watchdog, when the harness ended the run
+    error: str | None = None
+    virtual_seconds: float = 0.0
+    tools: dict[str, FakeTool] = field(default_factory=dict)
+
+    @property
+    def failed_to_run(self) -> bool:
+        return self.harness_stop is not None
+
+    @property
+    def executions(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.trace.tool_events:
+            out[e["tool"]] = out.get(e["tool"], 0) + 1
+        return out
+
+    @property
+    def total_executions(self) -> int:
+        return sum(self.executions.values())
+
+    @property
+    def turns(self) -> int:
+        return len(self.usage)
+
+    @property
+    def tokens(self) -> int:
+        return sum(u.total for u in self.usage)
+
+    @property
+    def guard(self) -> str | None:
+        return (self.stop_report or {}).get("guard")
+
+    def violations(self, *invariants: Any) -> list[Any]:
+        return check_all(self, invariants)
+
+    def check(self, *invariants: Any) -> RunResult:
+        """Raise ``InvariantViolation`` for the first broken invariant (listing the others)."""
+        __tracebackhide__ = True
+        raise_for(self, self.violations(*invariants))
+        return self
+
+    def summary(self) -> str:
+        ex = ", ".join(f"{k}={v}" for k, v in sorted(self.executions.items())) or "none"
+        return (f"run {self.run_id}: {self.terminal_state}"
+                f"{f' (guard: {self.guard})' if self.guard else ''}; executions: {ex}; "
+                f"model turns: {self.turns}; effects: {self.ledger.applied()}; "
+                f"virtual time: {self.virtual_seconds:g}s")

@@ -1,0 +1,92 @@
+"""The shared state of one run: what the toolbox, the model client and the wire all write to.
+
+Every counter on the call path is an ``itertools.count`` (atomic in CPython), so workers
+that call tools at once never share a number; ``lock`` orders model turns and the matching
+of calls to the model's requests. Events are appended as they happen and put back in
+``seq`` order when the run ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+from collections.abc import Mapping, MutableMapping
+from typing import Any, cast
+
+from toolchaos._internal.clock import VirtualClock
+from toolchaos._internal.events import Event, Shown, api_event, skipped_event
+from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.model import TokenMeter, Usage
+from toolchaos.errors import HarnessStop
+from toolchaos.fake_tools import ToolSet
+from toolchaos.policies._builtin import Policy
+
+
+class RunState:
+    """Shared state of one run (the toolbox and the model client both write to it)."""
+
+    def __init__(self, run_id: str, task: str, seed: int, toolset: ToolSet, policy: Policy,
+                 ceiling: Ceiling, budgets: Budgets, store: MutableMapping[str, Any]) -> None:
+        self.run_id = run_id
+        self.task = task
+        self.seed = seed
+        self.toolset = toolset
+        self.tools = toolset.tools
+        self.clock = cast(VirtualClock, toolset.clock)  # run() binds each run's tool set to a VirtualClock
+        self.policy = policy
+        self.ceiling = ceiling
+        self.budgets = budgets
+        self.store = store
+        self.events: list[Event] = []
+        self.seq = itertools.count(1)
+        self.step = 0
+        self.tool_calls = itertools.count(1)  # atomic under concurrent workers
+        self.lock = threading.Lock()  # model turns and request matching, when workers run at once
+        self.stopped: HarnessStop | None = None  # a ceiling hit in any thread ends the run
+        self.late = itertools.count(1)
+        self.pending: list[tuple[str, str, str]] = []  # (call_id, tool, fingerprint) asked for, not yet handled
+        self.usage: list[Usage] = []
+        self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new
+        self.memory: dict[str, Any] = {}
+        self.rng = random.Random(f"{seed}:policy")
+        self.closed = False
+        self.last_final: str | None = None
+
+    def fp(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+        return self.toolset.fingerprint(name, args)
+
+    def take_request(self, name: str, fp: str, call_id: str | None) -> str | None:
+        """Match an execution or refusal to the model's request it answers."""
+        pending = self.pending
+        if not pending:
+            return call_id
+        with self.lock:
+            for i, (cid, _, tfp) in enumerate(pending):
+                if cid == call_id or (call_id is None and tfp == fp):
+                    del pending[i]
+                    return cid
+            if call_id is None:
+                for i, (cid, tname, _) in enumerate(pending):
+                    if tname == name:
+                        del pending[i]
+                        return cid
+        return call_id
+
+    def flush_pending(self) -> None:
+        """Calls the model asked for that were neither executed nor refused."""
+        for cid, name, fp in self.pending:
+            self.events.append(skipped_event(self.run_id, next(self.seq), self.step, self.clock.t, name, fp, cid))
+        self.pending = []
+
+    def api_fault(self, api: str, request: int, code: str, status: int | None, retry_after: float | None,
+                  url: str) -> None:
+        """A model-API request the wire answered with a fault."""
+        self.events.append(api_event(self.run_id, next(self.seq), self.step, self.clock.t, api, request, code,
+                                     status, retry_after, url))
+
+    def show(self, shown: list[Shown]) -> None:
+        """What the agent showed the model of the previous turn's results, on the turn just made."""
+        last = self.events[-1] if self.events else None
+        if last is not None and last["kind"] == "model":
+            last["shown"] = shown
