@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from toolchaos._internal.events import KEYS
 from toolchaos._internal.model import interpret
 from toolchaos.errors import LogFormatError
 from toolchaos.forensics._report import SessionReport
@@ -20,6 +21,21 @@ from toolchaos.forensics._session import Session
 from toolchaos.forensics._verdict import Thresholds
 from toolchaos.logs import RecordedCall, load
 from toolchaos.logs._files import open_bytes
+
+# The bytes the fast path finds, from the key order the engine writes (events.KEYS): every event
+# opens with its run id and its seq, the kind is followed by the time, and a tool event's outcome
+# signature (its class and code) ends at the key after the code.
+_TOOL_KEYS = KEYS["tool"]
+
+
+def _key_after(key: str) -> bytes:
+    return _TOOL_KEYS[_TOOL_KEYS.index(key) + 1].encode()
+
+
+_OPEN = b'{"%s":"' % _TOOL_KEYS[0].encode()  # {"run":"
+_RUN_END = b'","%s":' % _TOOL_KEYS[1].encode()  # ","seq":
+_TOOL_T = b'tool","%s":' % _key_after("kind")  # tool","t":
+_SIG_END = b',"%s"' % _key_after("code")  # ,"retry_after"
 
 
 def sniff(path: str | Path) -> str:
@@ -29,7 +45,7 @@ def sniff(path: str | Path) -> str:
             line = raw.strip()
             if not line:
                 continue
-            if line.startswith(b'{"run":'):
+            if line.startswith(_OPEN[:-1]):
                 return "toolchaos"
             try:
                 first = json.loads(line)
@@ -81,6 +97,8 @@ class Analysis:
         tool: Any = None
         n = 0
         slow = self._slow
+        run_end, tool_t, sig_end = _RUN_END, _TOOL_T, _SIG_END  # locals: read on every line
+        n_open, n_t = len(_OPEN), 9 + len(tool_t)  # n_t: past ,"kind":"tool","t":
         with open_bytes(path) as fh:
             for line in fh:
                 n += 1
@@ -89,7 +107,7 @@ class Analysis:
                     if line.strip():
                         slow(line, source, n)
                     continue
-                run = line[8:line.find(b'","seq":', 8)]
+                run = line[n_open:line.find(run_end, n_open)]
                 if run != last_run or sess is None:
                     found = self._session_of_line(run, line, source)
                     if found is None:
@@ -100,13 +118,13 @@ class Analysis:
                 if c == 116:  # tool
                     f = line.rfind(b'"fp":"')
                     o = line.find(b',"class":', f)
-                    r = line.find(b',"retry_after"', o)
-                    if f < 0 or o < 0 or r < 0 or line[k + 9:k + 19] != b'tool","t":':
+                    r = line.find(sig_end, o)
+                    if f < 0 or o < 0 or r < 0 or line[k + 9:k + n_t] != tool_t:
                         slow(line, source, n)
                         continue
                     e = f + 18 if line[f + 18] == 34 else line.find(b'"', f + 6)  # fingerprints: 12 hex digits
                     fp = line[f + 6:e]
-                    if tool(fp, float(line[k + 19:line.find(b",", k + 19)]), line[o + 9:r]):
+                    if tool(fp, float(line[k + n_t:line.find(b",", k + n_t)]), line[o + 9:r]):
                         sess.counts[fp][2:] = _first_sight(line, k, f)
                 elif c == 109:  # model
                     sess.model_line(line)
@@ -121,7 +139,7 @@ class Analysis:
 
     def _session_of_line(self, run: bytes, line: bytes, source: str) -> Session | None:
         """The session of a line in the engine's layout (its run sliced out); None for any other line."""
-        if not run or line[:8] != b'{"run":"':
+        if not run or line[:len(_OPEN)] != _OPEN:
             return None
         sid = run.decode() if b"\\" not in run else str(json.loads(b'"' + run + b'"'))
         sess = self.sessions.get(sid)

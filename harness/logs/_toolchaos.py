@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolchaos._internal.events import KINDS
 from toolchaos.errors import LogFormatError
 from toolchaos.logs._conversation import Conversation, RecordedCall, RecordedTurn
 from toolchaos.logs._fields import BadField, kind_of, number
@@ -18,8 +19,6 @@ from toolchaos.logs._files import Record
 from toolchaos.logs._format import LogFormat
 
 NAME = "toolchaos"
-# The event kinds the engine writes; a hand-written trace may give only ``kind`` (no run, no seq).
-_TRACE_KINDS = ("model", "tool", "refusal", "skipped", "late", "end")
 _CALL_KINDS = ("tool", "refusal", "skipped")  # events about one call the model asked for
 
 
@@ -100,7 +99,7 @@ def _is_trace_event(data: Mapping[str, Any]) -> bool:
         return True
     # Without a run: only a kind of ours, on a record no other format would write (OTel spans
     # have a `kind` too, but are told apart earlier by their span id and attributes).
-    return data.get("kind") in _TRACE_KINDS and not ({"role", "type", "attributes"} & data.keys())
+    return data.get("kind") in KINDS and not ({"role", "type", "attributes"} & data.keys())
 
 
 def _is_event(data: Mapping[str, Any]) -> bool:
