@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from toolchaos._engine import safe_name
 from toolchaos.errors import ScenarioError, ScenarioFailed
+from toolchaos.pytest_plugin._settings import settings_key
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
     from toolchaos.certification import Verdict
@@ -53,14 +54,9 @@ def add_ini(parser: pytest.Parser) -> None:
                                "invariant)", type="bool", default=False)
 
 
-def _enabled(config: pytest.Config) -> bool:
-    opt = config.option
-    return bool(getattr(opt, "chaos", False) or getattr(opt, "chaos_certify", False))
-
-
 def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     config = parent.config
-    if not _enabled(config):
+    if not config.stash[settings_key].enabled:
         return None
     pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
     if not fnmatch.fnmatch(file_path.name, pattern):
@@ -71,7 +67,7 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | No
 
 def add_certification_suite(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Append the bundled certification suite's items (``--chaos-certify``)."""
-    if not getattr(config.option, "chaos_certify", False):
+    if not config.option.chaos_certify:
         return
     from toolchaos.certification import suite_files  # YAML and pydantic: only under --chaos-certify
 
@@ -128,7 +124,7 @@ class ScenarioItem(pytest.Item):
         from toolchaos.certification import run_scenario  # YAML and pydantic: loaded with the scenario already
 
         opt = self.config.option
-        artifacts = Path(opt.chaos_artifacts) if getattr(opt, "chaos_artifacts", None) else None
+        artifacts = self.config.stash[settings_key].artifacts
         verdict = run_scenario(self.scenario, self._agent(), seed=opt.chaos_seed, artifacts=artifacts)
         self.verdict = verdict
         self.config.stash.setdefault(verdicts_key, []).append(verdict)
@@ -140,7 +136,7 @@ class ScenarioItem(pytest.Item):
             if verdict.result.trace.path is None:
                 _keep_trace(self.config, verdict)
             raise ScenarioFailed(verdict)
-        examples = getattr(opt, "chaos_fuzz", None)
+        examples = opt.chaos_fuzz
         if self.scenario.fuzz is not None or examples:
             # The fixed schedule held; now vary it. A failure is an AssertionError whose
             # message carries the shrunk case as a complete YAML scenario.

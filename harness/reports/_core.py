@@ -56,10 +56,7 @@ def _inv_name(inv: Any) -> str:
 
 def _inv_params(inv: Any) -> dict[str, Any]:
     params = getattr(inv, "params", None)
-    try:
-        out = params() if callable(params) else {}
-    except Exception:  # pragma: no cover - a custom invariant with a broken params()
-        out = {}
+    out = params() if callable(params) else {}
     return json.loads(json.dumps(out, default=str, sort_keys=True)) if isinstance(out, Mapping) else {}
 
 
