@@ -53,7 +53,6 @@ def check_invariant(invariant: Any, result: RunResult) -> list[Violation]:
         return [Violation(name, "the invariant to run", f"it raised {type(exc).__name__}: {exc}")]
 
 
-
 def combine(first: RunResult, second: RunResult) -> RunResult:
     """One story from a run and its restart: one trace (the second run's events after the
     first's, in sequence and virtual time) and one effect ledger; the state is the last run's."""

@@ -30,7 +30,6 @@ AGENT_VARIANTS: dict[str, Callable[..., Any]] = {
 }
 
 
-
 def agent_label(agent: Any) -> str:
     """How a verdict names an agent: its reference, its variant label, else its name."""
     if isinstance(agent, str):

@@ -4,8 +4,8 @@
 it can cross process boundaries: pytest-xdist workers); ``build_report(entries, meta)``
 sorts the entries by id, gives each its trace path and adds the levels, totals and
 categories: the single source report.md, report.html and junit.xml are rendered from
-(schema: docs/report-schema.md). Paths are relative and nothing here reads the wall
-clock (``RunMeta`` carries the timestamps).
+(schema: docs/report-schema.md). Paths are relative; the timestamps are ``RunMeta``'s
+(``_meta`` is the reports' only reader of the wall clock).
 """
 
 from __future__ import annotations
