@@ -121,7 +121,7 @@ class ScenarioItem(pytest.Item):
         return str(opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded")
 
     def runtest(self) -> None:
-        from toolchaos.certification import run_scenario  # YAML and pydantic: loaded with the scenario already
+        from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs
 
         opt = self.config.option
         artifacts = self.config.stash[settings_key].artifacts
@@ -140,7 +140,7 @@ class ScenarioItem(pytest.Item):
         if self.scenario.fuzz is not None or examples:
             # The fixed schedule held; now vary it. A failure is an AssertionError whose
             # message carries the shrunk case as a complete YAML scenario.
-            from toolchaos.fuzzing._core import fuzz_scenario
+            from toolchaos.fuzzing._core import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
 
             fuzz_scenario(self.scenario, self.scenario.fuzz, agent=self._agent(), examples=examples).check()
 
