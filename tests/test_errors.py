@@ -193,7 +193,7 @@ class _Raises:
 
 def _main(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> int:
     monkeypatch.delenv("TOOLCHAOS_DEBUG", raising=False)
-    monkeypatch.setattr(cli, "_modules", lambda: {"fake": _Raises(exc)})
+    monkeypatch.setattr(cli, "COMMANDS", {"fake": _Raises(exc)})
     return cli.main(["fake"])
 
 

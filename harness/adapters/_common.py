@@ -18,6 +18,7 @@ How a framework run ends is read from what happened, not only from exceptions:
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 from toolchaos._internal.types import AgentResult
@@ -52,8 +53,6 @@ def ending(*, answer: Any = None, limit: str | None = None, error: BaseException
 
 def tool_result_text(value: Any) -> str:
     """A tool's Python result as the text a framework hands the model."""
-    import json
-
     if isinstance(value, str):
         return value
     return json.dumps(value, default=str, ensure_ascii=False)

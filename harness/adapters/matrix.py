@@ -6,14 +6,16 @@
 
 Each scenario of the bundled suite runs through ``toolchaos.wire.run`` with a framework
 adapter (the framework's own loop, tools and limits, its model pointed at the wire), and
-its expectations are checked exactly as ``toolchaos.certification._suite.run_scenario`` checks them
-for in-process agents. A cell shows PASS/FAIL, the terminal state, tool executions
+its expectations are checked by ``toolchaos.certification.judge``, exactly as for in-process
+agents. A cell shows PASS/FAIL, the terminal state, tool executions
 and side effects applied. Frameworks that are not installed are left out.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -22,80 +24,54 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos import wire
-from toolchaos._engine import RunResult
 from toolchaos._internal.limits import Ceiling
-from toolchaos.certification._suite import Verdict, _check, combine, suite
+from toolchaos.certification import Verdict, judge, suite
+from toolchaos.scenario import Scenario
 
 BEGIN, END = "<!-- framework-matrix:begin -->", "<!-- framework-matrix:end -->"
 MATRIX_REAL_SECONDS = 900.0
 
 
+# label: (modules the framework needs, its adapter module, the adapter's agent() arguments)
+ADAPTERS: dict[str, tuple[tuple[str, ...], str, dict[str, Any]]] = {
+    "openai-agents": (("agents",), "toolchaos.adapters.openai_agents", {}),
+    "pydantic-ai": (("pydantic_ai",), "toolchaos.adapters.pydantic_ai", {}),
+    "pydantic-ai FunctionModel": (("pydantic_ai",), "toolchaos.adapters.pydantic_ai", {"function_model": True}),
+    "langgraph": (("langgraph", "langchain_openai"), "toolchaos.adapters.langgraph", {}),
+}
+
+
 def framework_agents() -> dict[str, Callable[[], Any]]:
     """Framework label -> factory of a ``wire.run`` agent with the framework's defaults (installed ones)."""
-    out: dict[str, Callable[[], Any]] = {}
-    if importlib.util.find_spec("agents") is not None:
-        def oa() -> Any:
-            from toolchaos.adapters import openai_agents  # the framework SDK: imported when its cell runs
-
-            return openai_agents.agent()
-
-        out["openai-agents"] = oa
-    if importlib.util.find_spec("pydantic_ai") is not None:
-        def pa() -> Any:
-            from toolchaos.adapters import pydantic_ai  # the framework SDK: imported when its cell runs
-
-            return pydantic_ai.agent()
-
-        def paf() -> Any:
-            from toolchaos.adapters import pydantic_ai  # the framework SDK: imported when its cell runs
-
-            return pydantic_ai.agent(function_model=True)
-
-        out["pydantic-ai"] = pa
-        out["pydantic-ai FunctionModel"] = paf
-    if importlib.util.find_spec("langgraph") is not None and importlib.util.find_spec("langchain_openai") is not None:
-        def lg() -> Any:
-            from toolchaos.adapters import langgraph  # the framework SDK: imported when its cell runs
-
-            return langgraph.agent()
-
-        out["langgraph"] = lg
-    return out
+    return {label: functools.partial(_adapter_agent, module, kwargs)
+            for label, (needs, module, kwargs) in ADAPTERS.items()
+            if all(importlib.util.find_spec(m) is not None for m in needs)}
 
 
-def run_scenario(scenario: Any, agent: Any, label: str) -> Any:
-    """``toolchaos.certification._suite.run_scenario`` for an SDK/framework agent: the same checks, runs through the wire."""
-    store: dict[str, Any] = {}
+def _adapter_agent(module: str, kwargs: dict[str, Any]) -> Any:
+    # imported when a cell runs: an adapter imports its framework's SDK, seconds of imports
+    return importlib.import_module(module).agent(**kwargs)
+
+
+def run_scenario(scenario: Scenario, agent: Any, label: str) -> Verdict:
+    """``toolchaos.certification.run_scenario`` for an SDK/framework agent: runs through the wire, the same judge."""
     # The scenario's ceilings on turns and tool calls; a generous real-time watchdog, so a cell
     # depends on the framework, not on how busy the machine was (an unbounded framework runs
     # to the turn ceiling: 200 turns through LangGraph take tens of seconds on a loaded CI box).
     ceiling = replace(scenario.ceiling or Ceiling(), real_seconds=MATRIX_REAL_SECONDS)
-    common: dict[str, Any] = {"seed": scenario.seed, "budgets": scenario.budgets, "store": store, "ceiling": ceiling}
+    common: dict[str, Any] = {"seed": scenario.seed, "budgets": scenario.budgets, "store": {}, "ceiling": ceiling}
     first = wire.run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
                      **common)
-    runs: list[RunResult] = [first]
-    result: RunResult = first
+    second = None
     if scenario.restart is not None:
         r = scenario.restart
         second = wire.run(agent, task=r.task, tools=r.tools, policy=r.policy(), name=f"{scenario.name}~restart",
                           **common)
-        runs.append(second)
-        result = combine(first, second)
-    failures: list[Any] = []
-    for exp in scenario.expect:
-        phases: dict[str, list[RunResult]] = {"run": [result], "before": [first], "each": runs}
-        targets = phases[exp.phase]
-        for target in targets:
-            for v in _check(exp.invariant, target):
-                failures.append((exp, v))
-    failures.sort(key=lambda f: (f[1].seq is None, f[1].seq or 0))
-    return Verdict(id=scenario.name, title=scenario.title, category=scenario.category, severity=scenario.severity,
-                   result=result, violations=[v for _, v in failures], expect=scenario.invariants, path=scenario.path,
-                   content_hash=scenario.content_hash, agent=label, scenario=scenario, failures=failures, runs=runs)
+    return judge(scenario, first, second, agent=label)
 
 
-def matrix(frameworks: Iterable[str] | None = None, scenarios: Sequence[Any] | None = None,
-           progress: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
+def matrix(frameworks: Iterable[str] | None = None, scenarios: Sequence[Scenario] | None = None,
+           progress: Callable[[str], None] | None = None) -> dict[str, dict[str, Verdict]]:
     """scenario id -> framework label -> verdict."""
     agents = framework_agents()
     chosen = list(frameworks) if frameworks is not None else list(agents)
@@ -114,13 +90,13 @@ def matrix(frameworks: Iterable[str] | None = None, scenarios: Sequence[Any] | N
     return out
 
 
-def cell(verdict: Any) -> str:
+def cell(verdict: Verdict) -> str:
     r = verdict.result
     effects = sum(r.ledger.applied(t) for t in r.tools if r.tools[t].side_effect)
     return f"{'PASS' if verdict.passed else 'FAIL'} · {r.terminal_state} · {r.total_executions} ex · {effects} fx"
 
 
-def markdown(results: dict[str, dict[str, Any]]) -> str:
+def markdown(results: dict[str, dict[str, Verdict]]) -> str:
     frameworks = list(next(iter(results.values())).keys()) if results else []
     lines = ["| scenario | " + " | ".join(frameworks) + " |", "|---|" + "---|" * len(frameworks)]
     passed = dict.fromkeys(frameworks, 0)

@@ -1,46 +1,50 @@
 """The ``toolchaos`` command line.
 
-Each sub-command lives in its own module ``toolchaos._cmd_<name>`` exposing
-``HELP`` (one line), ``EXAMPLES`` (text), ``add_arguments(parser)`` and
-``run(args) -> int``. Errors are one clear line on stderr and a non-zero exit,
-never a traceback: every ``toolchaos.errors.UserError`` (bad agent reference, scenario,
-tool definition, policy, report level, command usage, ...) exits 2 (a ``CommandError``
-with its own ``code``); an unexpected exception is one "internal error" line and exit 3
-(``TOOLCHAOS_DEBUG=1`` shows the traceback).
+``COMMANDS`` is the table of sub-commands: each lives in its own module
+``toolchaos.cli._<name>`` exposing ``HELP`` (one line), ``EXAMPLES`` (text),
+``add_arguments(parser)`` and ``run(args) -> int`` (the ``Command`` protocol). A command
+module imports what only running it needs (the scenario loader's YAML and pydantic,
+hypothesis) inside its functions, so ``toolchaos --help`` does not pay for them.
+
+Errors are one clear line on stderr and a non-zero exit, never a traceback: every
+``toolchaos.errors.UserError`` (bad agent reference, scenario, tool definition, policy,
+report level, command usage, ...) exits 2 (a ``CommandError`` with its own ``code``); an
+unexpected exception is one "internal error" line and exit 3 (``TOOLCHAOS_DEBUG=1`` shows
+the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from typing import Any, NoReturn
+from typing import NoReturn, Protocol
 
 from toolchaos._internal.version import VERSION
+from toolchaos.cli import _analyze, _certify, _list, _new, _replay, _run, _schema
 from toolchaos.errors import CommandError, UserError
 
-# name -> module; a command whose module is absent is simply not offered.
-COMMANDS = {
-    "certify": "toolchaos.cli._certify",
-    "run": "toolchaos.cli._run",
-    "replay": "toolchaos.cli._replay",
-    "analyze": "toolchaos.cli._analyze",
-    "schema": "toolchaos.cli._schema",
-    "new": "toolchaos.cli._new",
-    "list": "toolchaos.cli._list",
+
+class Command(Protocol):
+    """What the command line needs of a sub-command's module."""
+
+    HELP: str  # one line
+    EXAMPLES: str  # indented command lines, shown under "examples:" in the command's --help
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+COMMANDS: dict[str, Command] = {
+    "certify": _certify,
+    "run": _run,
+    "replay": _replay,
+    "analyze": _analyze,
+    "schema": _schema,
+    "new": _new,
+    "list": _list,
 }
-
-
-def _modules() -> dict[str, Any]:
-    found = {}
-    for name, path in COMMANDS.items():
-        try:
-            found[name] = importlib.import_module(path)
-        except ModuleNotFoundError as exc:
-            if exc.name != path:
-                raise
-    return found
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,28 +65,27 @@ examples:
 Run `toolchaos COMMAND --help` for a command's options and examples."""
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="toolchaos", description="Chaos tests for the tool loops of AI agents.",
                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"toolchaos {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = _modules()
-    for name, mod in modules.items():
-        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP, epilog=f"examples:\n{mod.EXAMPLES}",
+    for name, command in COMMANDS.items():
+        p = sub.add_parser(name, help=command.HELP, description=command.HELP, epilog=f"examples:\n{command.EXAMPLES}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        mod.add_arguments(p)
-    return parser, modules
+        command.add_arguments(p)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, modules = build_parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
         return 2
     name = f"toolchaos {args.command}"
     try:
-        return int(modules[args.command].run(args))
+        return int(COMMANDS[args.command].run(args))
     except CommandError as exc:  # the command's own words, as written (they may span lines)
         print(f"{name}: error: {exc}", file=sys.stderr)
         return exc.code

@@ -10,10 +10,9 @@ import argparse
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolchaos._internal.version import VERSION
-from toolchaos.certification import _suite as _certify
-from toolchaos.certification._suite import Matrix
 from toolchaos.cli._run import (
     add_real_seconds_argument,
     load,
@@ -23,7 +22,10 @@ from toolchaos.cli._run import (
     select,
 )
 from toolchaos.errors import CommandError
-from toolchaos.reports._core import add_report_arguments, finish_command
+from toolchaos.reports import add_report_arguments, finish_command
+
+if TYPE_CHECKING:
+    from toolchaos.certification import Matrix
 
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
 EXAMPLES = """\
@@ -58,10 +60,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _certify.suite()
+    from toolchaos.certification import ablation_matrix, suite  # YAML and pydantic: not for --help
+
+    scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else suite()
     scenarios = select(scenarios, args.keyword)
     if args.matrix:
-        return _matrix(_certify.ablation_matrix(scenarios), args.output)
+        return _matrix(ablation_matrix(scenarios), args.output)
     if args.output:
         raise CommandError("--output goes with --matrix")
     agent = resolve_agent_ref(args.agent)
@@ -73,8 +77,7 @@ def _run(args: argparse.Namespace) -> int:
     return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, **suite_meta})
 
 
-def _matrix(matrix: object, output: str | None) -> int:
-    assert isinstance(matrix, Matrix)
+def _matrix(matrix: Matrix, output: str | None) -> int:
     print(matrix.text())
     if output:
         try:

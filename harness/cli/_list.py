@@ -16,7 +16,7 @@ from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools.faults import KIND_HELP
 from toolchaos.invariants import HELP as INVARIANT_HELP
 from toolchaos.policies import HELP as POLICY_HELP
-from toolchaos.reports._core import LEVELS
+from toolchaos.reports import LEVELS
 
 HELP = "list faults, policies, invariants, catalogue tools, agents, levels and built-in scenarios"
 EXAMPLES = """\

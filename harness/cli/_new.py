@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from toolchaos.errors import CommandError, did_you_mean
 from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools._faults import KINDS
@@ -155,6 +154,7 @@ def _sample_args(tool: Any) -> dict[str, Any]:
 
 def _flow(value: Any) -> str:
     """One YAML value in flow style: ``{invoice_id: inv_1}``."""
+    import yaml  # only when scaffolding: `toolchaos --help` does not load PyYAML
     text = yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False, allow_unicode=True)
     return text.strip().removesuffix("...").strip()
 
@@ -249,6 +249,8 @@ def validate(text: str, path: Path) -> None:
         except ValueError as exc:
             raise CommandError(f"the scaffold does not load (please report this): {exc}", code=3) from None
         return
+    import yaml  # pragma: no cover - only without the scenario loader
+
     yaml.safe_load(text)  # pragma: no cover
 
 

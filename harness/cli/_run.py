@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._agents import resolve_agent
-from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, check_real_seconds, set_session_real_seconds
-from toolchaos.certification._suite import render_failure, run_scenario
+from toolchaos._internal.limits import (
+    DEFAULT_REAL_SECONDS,
+    SDK_REAL_SECONDS,
+    check_real_seconds,
+    set_session_real_seconds,
+)
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError
-from toolchaos.reports._core import add_report_arguments, finish_command
-from toolchaos.scenario._loader import find_files, load_file
+from toolchaos.reports import add_report_arguments, finish_command
 
 HELP = "run scenario files (or directories of them) against an agent"
 EXAMPLES = """\
@@ -42,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
     add_real_seconds_argument(parser, scenarios=True)
-
     add_report_arguments(parser)
 
 
@@ -73,7 +75,6 @@ def real_seconds_limit(raw: str | None) -> Iterator[None]:
     if raw is None:
         yield
         return
-
     try:
         seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
     except ValueError as exc:
@@ -89,7 +90,6 @@ def resolve_agent_ref(ref: str | None) -> Any:
     """A command-line agent reference checked now, as one clear line when it is wrong."""
     if ref is None:
         return None
-
     try:
         resolve_agent(ref)
     except AgentRefError as exc:
@@ -98,6 +98,8 @@ def resolve_agent_ref(ref: str | None) -> Any:
 
 
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
+    from toolchaos.scenario import find_files, load_file  # YAML and pydantic: not for --help
+
     scenarios: list[Any] = []
     for raw in paths:
         p = Path(raw)
@@ -147,6 +149,8 @@ def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
 
 def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
     """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure)."""
+    from toolchaos.certification import render_failure, run_scenario  # YAML and pydantic: not for --help
+
     verdicts = []
     for sc in scenarios:
         verdict = run_scenario(sc, agent, seed=seed, artifacts=args.artifacts)
@@ -175,6 +179,5 @@ def _run(args: argparse.Namespace) -> int:
     print(f"\n{len(verdicts) - failed} passed, {failed} failed", file=sys.stderr)
     if not (args.report or args.require):
         return 1 if failed else 0
-
     meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
     return finish_command(args, verdicts, meta)

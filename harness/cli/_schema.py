@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from toolchaos.errors import CommandError
-from toolchaos.scenario._loader import json_schema
 
 HELP = "print the JSON Schema of scenario files (for editor completion and validation)"
 EXAMPLES = """\
@@ -30,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def render() -> str:
+    from toolchaos.scenario import json_schema  # pydantic and PyYAML: not for `toolchaos --help`
+
     return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
 
 

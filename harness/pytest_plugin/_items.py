@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from toolchaos._engine import safe_name
 from toolchaos.errors import ScenarioError, ScenarioFailed
+from toolchaos.pytest_plugin._settings import settings_key
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
-    from toolchaos.certification._suite import Verdict
-    from toolchaos.scenario._loader import Scenario
+    from toolchaos.certification import Verdict
+    from toolchaos.scenario import Scenario
 
 SCENARIO_PATTERN = "*.chaos.yaml"
 PATTERN_INI = "chaos_scenario_pattern"
@@ -53,14 +54,9 @@ def add_ini(parser: pytest.Parser) -> None:
                                "invariant)", type="bool", default=False)
 
 
-def _enabled(config: pytest.Config) -> bool:
-    opt = config.option
-    return bool(getattr(opt, "chaos", False) or getattr(opt, "chaos_certify", False))
-
-
 def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     config = parent.config
-    if not _enabled(config):
+    if not config.stash[settings_key].enabled:
         return None
     pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
     if not fnmatch.fnmatch(file_path.name, pattern):
@@ -71,9 +67,9 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | No
 
 def add_certification_suite(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Append the bundled certification suite's items (``--chaos-certify``)."""
-    if not getattr(config.option, "chaos_certify", False):
+    if not config.option.chaos_certify:
         return
-    from toolchaos.certification._suite import suite_files  # the suite loads pydantic and PyYAML: only under --chaos-certify
+    from toolchaos.certification import suite_files  # YAML and pydantic: only under --chaos-certify
 
     seen = {Path(str(getattr(i, "path", ""))).resolve() for i in items if isinstance(i, ScenarioItem)}
     for f in suite_files("certification"):
@@ -91,7 +87,7 @@ class ScenarioFile(pytest.File):
     certification = False
 
     def collect(self) -> Iterator[ScenarioItem]:
-        from toolchaos.scenario._loader import load_file  # pydantic and PyYAML: only when a scenario file is collected
+        from toolchaos.scenario import load_file  # YAML and pydantic: only once a scenario file is collected
 
         allow = False if self.certification else bool(self.config.getini(IMPORTS_INI))
         for sc in load_file(_relative(self.path), allow_imports=allow):
@@ -125,19 +121,22 @@ class ScenarioItem(pytest.Item):
         return str(opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded")
 
     def runtest(self) -> None:
-        from toolchaos.certification._suite import run_scenario  # pydantic and PyYAML: only when a scenario runs
+        from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs
 
         opt = self.config.option
-        artifacts = Path(opt.chaos_artifacts) if getattr(opt, "chaos_artifacts", None) else None
+        artifacts = self.config.stash[settings_key].artifacts
         verdict = run_scenario(self.scenario, self._agent(), seed=opt.chaos_seed, artifacts=artifacts)
         self.verdict = verdict
         self.config.stash.setdefault(verdicts_key, []).append(verdict)
-        _hand_to_reports(self, verdict)
+        # not at import time: pytest imports its plugin modules itself (pytest_plugins), and warns if one is loaded first
+        from toolchaos.pytest_plugin._report import record_verdict
+
+        record_verdict(self, verdict)
         if not verdict.passed:
             if verdict.result.trace.path is None:
                 _keep_trace(self.config, verdict)
             raise ScenarioFailed(verdict)
-        examples = getattr(opt, "chaos_fuzz", None)
+        examples = opt.chaos_fuzz
         if self.scenario.fuzz is not None or examples:
             # The fixed schedule held; now vary it. A failure is an AssertionError whose
             # message carries the shrunk case as a complete YAML scenario.
@@ -147,19 +146,13 @@ class ScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
-            from toolchaos.certification._suite import render_failure  # pydantic and PyYAML, as in runtest
+            from toolchaos.certification import render_failure  # loaded already: runtest() ran the scenario
 
             return render_failure(excinfo.value.verdict)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, self.scenario.line - 1, f"chaos scenario {self.scenario.name}"
-
-
-def _hand_to_reports(item: pytest.Item, verdict: Verdict) -> None:
-    from toolchaos.pytest_plugin._report import record_verdict  # reports load pydantic and PyYAML
-
-    record_verdict(item, verdict)
 
 
 def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:

@@ -19,24 +19,26 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from toolchaos._internal.events import Event
-from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.errors import ReportError
 from toolchaos.pytest_plugin._settings import settings_key
-from toolchaos.reports._core import (
+from toolchaos.reports import (
     LEVEL_ORDER,
     LEVELS,
     RunMeta,
-    _now,
     certified,
     check_level,
     level_reached,
     scenario_entry,
     write_entries,
 )
+from toolchaos.reports._meta import now
+
+if TYPE_CHECKING:  # a plain pytest run never loads the certification runner (YAML, pydantic)
+    from toolchaos.certification._verdict import ScenarioVerdict
 
 REPORT_ATTR = "toolchaos_scenario"  # the attribute a scenario's call report carries
 
@@ -46,7 +48,7 @@ class _Collector:
     out_dir: Path | None
     require: str | None
     worker: bool
-    started: datetime = field(default_factory=_now)
+    started: datetime = field(default_factory=now)
     entries: list[tuple[dict[str, Any], list[Event]]] = field(default_factory=list)
     other_failures: int = 0
     written: dict[str, Path] = field(default_factory=dict)
@@ -130,7 +132,7 @@ class _ReportHooks:
             self.col.other_failures += 1
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.col.started = _now()
+        self.col.started = now()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -179,26 +181,19 @@ class _ReportHooks:
 
 
 def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
-    agent: Any = None
-    seed = 0
     settings = config.stash[settings_key]
-    agent, seed = settings.agent, settings.seed
-    agents = {e.get("agent") for e, _ in col.entries if e.get("agent")}
-    if len(agents) == 1:  # every scenario ran one agent (perhaps the scenarios' own, not the option's)
-        agent = agents.pop()
+    agents = {str(e["agent"]) for e, _ in col.entries if e.get("agent")}
+    # every scenario ran one agent (perhaps the scenarios' own, not the option's)
+    agent = agents.pop() if len(agents) == 1 else settings.agent
     files = [e.get("file") or "" for e, _ in col.entries]
     suite, version = "custom", None
     if files and all(f.startswith("toolchaos_scenarios/certification/") for f in files):
-        suite = "certification"
-        try:
-            import importlib
+        # Here only, at a certification session's end: the plugin never loads the runner (YAML, pydantic) itself.
+        from toolchaos.certification import SUITE_VERSION
 
-            version = getattr(importlib.import_module("toolchaos.certification._suite"), "SUITE_VERSION", None)
-        except ImportError:  # pragma: no cover - the certification runner is not there yet
-            pass
-    return RunMeta(agent=str(agent or "builtin:guarded"), seed=seed, suite=suite,
-                   suite_version=None if version is None else str(version), started=col.started, ended=_now(),
-                   require=col.require or "all")
+        suite, version = "certification", SUITE_VERSION
+    return RunMeta(agent=agent or "builtin:guarded", seed=settings.seed, suite=suite, suite_version=version,
+                   started=col.started, ended=now(), require=col.require or "all")
 
 
 __all__ = ["LEVEL_ORDER", "add_report_options", "record_verdict"]

@@ -1,27 +1,50 @@
-"""Certification reports: report.json (versioned), report.md, a self-contained report.html, junit.xml.
+"""Certification reports: what a release manager reads before an agent ships.
 
     from toolchaos.reports import RunMeta, write_reports
     write_reports(verdicts, RunMeta(agent="mypkg.agent:run"), "chaos-report/")
+
+``write_reports(verdicts, meta, out_dir)`` turns scenario verdicts into four files:
+
+- ``report.json``: the machine-readable record (schema: docs/report-schema.md), the
+  single source the other three are rendered from;
+- ``report.md``: the summary for a pull request or a CI step summary (appended to
+  ``$GITHUB_STEP_SUMMARY`` when that variable is set);
+- ``report.html``: one self-contained page with a timeline picture of every run;
+- ``junit.xml``: one testcase per scenario, the figures as properties;
+
+plus ``traces/<scenario>.trace.jsonl``, the evidence each scenario's entry points to.
+
+**Levels** say how much of the suite an agent survives (see ``LEVELS``): ``critical``
+(every critical scenario passes), ``major`` (every critical and major one), ``all``
+(every scenario). ``certified(verdicts, level)`` is the gate; a report records the
+highest level reached and whether the required one was.
+
+**Determinism**: two reports of the same agent, seed and suite are byte-identical
+except for ``started``, ``ended`` and ``duration_seconds``. Scenarios are sorted by id,
+paths are relative, and nothing else reads the wall clock.
+
+The modules: ``_levels`` (levels and the verdict logic), ``_meta`` (the run's metadata),
+``_core`` (report.json's data), ``_markdown``, ``_html``, ``_junit`` (the renderings),
+``_write`` (the files and the step summary), ``_command`` (the options of a command).
 """
 
 from toolchaos.errors import ReportError
-from toolchaos.reports._core import (
+from toolchaos.reports._command import add_report_arguments, finish_command
+from toolchaos.reports._core import SCHEMA, SCHEMA_VERSION, build_report, scenario_entry
+from toolchaos.reports._levels import (
     DEFAULT_LEVEL,
+    LEVEL_ORDER,
     LEVELS,
-    RunMeta,
-    add_report_arguments,
-    build_report,
     certified,
     check_level,
     exit_code,
-    finish_command,
     level_reached,
-    read_report,
-    write_entries,
-    write_reports,
 )
+from toolchaos.reports._meta import RunMeta
+from toolchaos.reports._write import append_step_summary, read_report, write_entries, write_reports
 
 __all__ = [
-    "DEFAULT_LEVEL", "LEVELS", "ReportError", "RunMeta", "add_report_arguments", "build_report", "certified",
-    "check_level", "exit_code", "finish_command", "level_reached", "read_report", "write_entries", "write_reports",
+    "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "SCHEMA", "SCHEMA_VERSION", "ReportError", "RunMeta",
+    "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "exit_code",
+    "finish_command", "level_reached", "read_report", "scenario_entry", "write_entries", "write_reports",
 ]

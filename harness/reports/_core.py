@@ -1,224 +1,54 @@
-"""Certification reports: what a release manager reads before an agent ships.
+"""report.json's data: one entry per scenario verdict, and the whole report built from them.
 
-``write_reports(verdicts, meta, out_dir)`` turns scenario verdicts into four files:
-
-- ``report.json``: the machine-readable record (schema: docs/report-schema.md), the
-  single source the other three are rendered from;
-- ``report.md``: the summary for a pull request or a CI step summary (appended to
-  ``$GITHUB_STEP_SUMMARY`` when that variable is set);
-- ``report.html``: one self-contained page with a timeline picture of every run;
-- ``junit.xml``: one testcase per scenario, the figures as properties;
-
-plus ``traces/<scenario>.trace.jsonl``, the evidence each scenario's entry points to.
-
-**Levels** say how much of the suite an agent survives (see ``LEVELS``): ``critical``
-(every critical scenario passes), ``major`` (every critical and major one), ``all``
-(every scenario). ``certified(verdicts, level)`` is the gate; a report records the
-highest level reached and whether the required one was.
-
-**Determinism**: two reports of the same agent, seed and suite are byte-identical
-except for ``started``, ``ended`` and ``duration_seconds``. Scenarios are sorted by id,
-paths are relative, and nothing else reads the wall clock.
+``scenario_entry(verdict)`` turns a verdict into plain JSON data and its trace events (so
+it can cross process boundaries: pytest-xdist workers); ``build_report(entries, meta)``
+sorts the entries by id, gives each its trace path and adds the levels, totals and
+categories: the single source report.md, report.html and junit.xml are rendered from
+(schema: docs/report-schema.md). Paths are relative; the timestamps are ``RunMeta``'s
+(``_meta`` is the reports' only reader of the wall clock).
 """
 
 from __future__ import annotations
 
-import argparse
-import functools
 import hashlib
 import json
-import os
 import platform
-import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
-from toolchaos._internal.trace import Trace
-from toolchaos._internal.version import VERSION
-from toolchaos.certification._verdict import ScenarioVerdict
-from toolchaos.errors import ReportError, did_you_mean
 from toolchaos.invariants import _builtin as I
-from toolchaos.reports._html import render_html
-from toolchaos.reports._junit import render_junit
-from toolchaos.reports._markdown import render_markdown
+from toolchaos.reports._levels import (
+    LEVEL_ORDER,
+    LEVELS,
+    SEVERITIES,
+    Row,
+    check_level,
+    level_reached,
+    meets,
+    required_severities,
+    rows,
+    verdict_status,
+)
+from toolchaos.reports._meta import RunMeta, agent_version, harness_version, iso, parse_iso
+
+if TYPE_CHECKING:
+    from toolchaos.certification._verdict import ScenarioVerdict
 
 SCHEMA = "toolchaos.report"
 SCHEMA_VERSION = 1
 
-LEVEL_ORDER: tuple[str, ...] = ("critical", "major", "all")
-SEVERITIES: tuple[str, ...] = ("critical", "major", "minor")
-LEVELS: dict[str, str] = {
-    "critical": "every critical scenario passes: no runaway loop, duplicate side effect or unbounded run "
-                "on the failure modes that cost money or data",
-    "major": "every critical and major scenario passes",
-    "all": "every scenario passes, minor ones included",
-}
-DEFAULT_LEVEL = "all"
 # Categories in the order the certification suite presents them; others follow alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume")
-STEP_SUMMARY_LIMIT = 900_000  # GitHub refuses step summaries over 1 MiB
 
-
-# --- levels ------------------------------------------------------------------------------
-
-
-def check_level(level: str) -> str:
-    if level not in LEVEL_ORDER:
-        raise ReportError(f"unknown level {level!r}{did_you_mean(str(level), LEVEL_ORDER)}; "
-                          f"levels: {', '.join(LEVEL_ORDER)}")
-    return level
-
-
-def _severities(level: str) -> tuple[str, ...] | None:
-    """Severities a level requires to pass; ``None`` means every scenario."""
-    return {"critical": ("critical",), "major": ("critical", "major"), "all": None}[check_level(level)]
-
-
-def _rows(items: Iterable[Any]) -> list[tuple[str, bool]]:
-    """(severity, passed) from verdicts or report entries."""
-    out = []
-    for it in items:
-        if isinstance(it, Mapping):
-            out.append((str(it.get("severity", "")), it.get("verdict") == "pass"))
-        else:
-            out.append((str(it.severity), _status(it) == "pass"))
-    return out
-
-
-def _meets(rows: Sequence[tuple[str, bool]], level: str) -> bool:
-    need = _severities(level)
-    if not rows:
-        return False  # nothing was tested: nothing is certified
-    return all(ok for sev, ok in rows if need is None or sev in need)
-
-
-def level_reached(verdicts: Iterable[Any]) -> str:
-    """The highest level every required scenario of which passes, or ``"none"``."""
-    rows = _rows(verdicts)
-    reached = "none"
-    for level in LEVEL_ORDER:
-        if not _meets(rows, level):
-            break
-        reached = level
-    return reached
-
-
-def certified(verdicts: Iterable[Any], level: str = DEFAULT_LEVEL) -> bool:
-    """Does this set of verdicts (or report entries) reach ``level``? An empty set never does."""
-    return _meets(_rows(verdicts), level)
-
-
-# --- run metadata ------------------------------------------------------------------------
-
-
-def _now() -> datetime:
-    # The harness installs freezegun process-wide; outside a run it returns the real time.
-    return datetime.now(timezone.utc)
-
-
-def _iso(value: datetime | str | None) -> str:
-    if value is None:
-        value = _now()
-    if isinstance(value, str):
-        return value
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _parse_iso(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-@dataclass
-class RunMeta:
-    """What a report says about the run as a whole (besides the verdicts)."""
-
-    agent: str = ""  # the agent reference, e.g. "builtin:guarded" or "mypkg.agent:run"
-    seed: int = 0
-    suite: str = "custom"  # the suite's name: "certification" for the bundled one
-    suite_version: str | None = None
-    started: datetime | str | None = None
-    ended: datetime | str | None = None
-    require: str = DEFAULT_LEVEL  # the level the run must reach to be certified
-    agent_version: str | None = None  # found from the agent's package when not given
-    extra: dict[str, Any] = field(default_factory=dict)  # free-form, copied into report.json
-
-    @classmethod
-    def of(cls, meta: RunMeta | Mapping[str, Any] | None) -> RunMeta:
-        if meta is None:
-            return cls()
-        if isinstance(meta, RunMeta):
-            return meta
-        known = set(cls.__dataclass_fields__)
-        bad = [k for k in meta if k not in known]
-        if bad:
-            raise ReportError(f"unknown report metadata {', '.join(map(repr, bad))}; known: {', '.join(sorted(known))}")
-        return cls(**dict(meta))
-
-
-def agent_ref(agent: Any) -> str:
-    """A printable reference for an agent given as a reference or a callable."""
-    if isinstance(agent, str):
-        return agent
-    mod = getattr(agent, "__module__", None) or "?"
-    name = getattr(agent, "__qualname__", None) or type(agent).__qualname__
-    return f"{mod}:{name}"
-
-
-def agent_version(ref: str) -> str | None:
-    """The installed version of the distribution that provides the agent, where there is one."""
-    from importlib import metadata
-
-    module = ref.partition(":")[0]
-    if module == "builtin" or module.split(".")[0] == "toolchaos":
-        try:
-            return metadata.version("toolchaos")
-        except metadata.PackageNotFoundError:
-            return None
-    top = module.split(".")[0]
-    if ":" not in ref or not top.isidentifier():
-        return None
-    dists = _distributions().get(top, [])
-    for dist in dists:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:  # pragma: no cover
-            continue
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def _distributions() -> Mapping[str, list[str]]:
-    """Top-level module -> distributions (scanning them costs a second on a big environment: once)."""
-    from importlib import metadata
-
-    try:
-        return metadata.packages_distributions()
-    except Exception:  # pragma: no cover - broken metadata on the path
-        return {}
-
-
-def harness_version() -> str:
-    return VERSION
+_BUNDLED = Path(str(resources.files("toolchaos_scenarios"))).resolve()  # the bundled suites, installed with toolchaos
+Entry = tuple[dict[str, Any], list[Event]]  # a scenario's report.json entry and its trace events
 
 
 # --- one scenario ------------------------------------------------------------------------
-
-
-def _status(v: ScenarioVerdict) -> str:
-    """pass | fail | error (``error``: the scenario itself broke, e.g. its policy raised)."""
-    if v.result.harness_stop in ("policy", "interrupted"):
-        return "error"
-    return "pass" if v.passed else "fail"
 
 
 def _inv_name(inv: Any) -> str:
@@ -227,10 +57,7 @@ def _inv_name(inv: Any) -> str:
 
 def _inv_params(inv: Any) -> dict[str, Any]:
     params = getattr(inv, "params", None)
-    try:
-        out = params() if callable(params) else {}
-    except Exception:  # pragma: no cover - a custom invariant with a broken params()
-        out = {}
+    out = params() if callable(params) else {}
     return json.loads(json.dumps(out, default=str, sort_keys=True)) if isinstance(out, Mapping) else {}
 
 
@@ -336,20 +163,14 @@ def _invariants(v: ScenarioVerdict) -> list[dict[str, Any]]:
 
 
 def _scenario_file(path: Path | None) -> str | None:
+    """A scenario file as report.json names it: under the bundled package, else the working directory."""
     if path is None:
         return None
-    p = Path(path)
-    try:
-        import importlib
-
-        root = Path(str(importlib.import_module("toolchaos_scenarios").__file__)).resolve().parent
-        return "toolchaos_scenarios/" + p.resolve().relative_to(root).as_posix()
-    except (ImportError, ValueError, TypeError):
-        pass
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return p.as_posix()
+    p = Path(path).resolve()
+    for root, prefix in ((_BUNDLED, "toolchaos_scenarios/"), (Path.cwd().resolve(), "")):
+        if p.is_relative_to(root):
+            return prefix + p.relative_to(root).as_posix()
+    return Path(path).as_posix()
 
 
 def _side_effects(v: ScenarioVerdict) -> dict[str, Any]:
@@ -381,7 +202,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "title": v.title,
         "category": v.category,
         "severity": v.severity,
-        "verdict": _status(v),
+        "verdict": verdict_status(v),
         "file": _scenario_file(v.path),
         "content_hash": v.content_hash or None,
         "task": r.task,
@@ -445,171 +266,79 @@ def suite_hash(scenarios: Sequence[Mapping[str, Any]]) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def _unique_ids(entries: list[tuple[dict[str, Any], list[Event]]]) -> None:
+def _unique_ids(entries: list[Entry]) -> None:
     seen: dict[str, int] = {}
     for entry, _ in entries:
         n = seen[entry["id"]] = seen.get(entry["id"], 0) + 1
         entry["trace"] = f"traces/{safe_name(entry['id'])}{'' if n == 1 else f'-{n}'}.trace.jsonl"
 
 
-def build_report(entries: Iterable[tuple[dict[str, Any], list[Event]]], meta: RunMeta | Mapping[str, Any]
-                 | None = None) -> tuple[dict[str, Any], dict[str, list[Event]]]:
+def _sorted_copies(entries: Iterable[Entry]) -> list[Entry]:
+    """The entries by id, each a copy (the caller's stay as they were) with its trace path."""
+    copies = [(dict(e), ev) for e, ev in entries]
+    items = sorted(copies, key=lambda p: (p[0]["id"], json.dumps(p[0], sort_keys=True, default=str)))
+    _unique_ids(items)
+    return items
+
+
+def _totals(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    return {"scenarios": len(scenarios), "passed": sum(s["verdict"] == "pass" for s in scenarios),
+            "failed": sum(s["verdict"] == "fail" for s in scenarios),
+            "errors": sum(s["verdict"] == "error" for s in scenarios)}
+
+
+def _levels(sev_rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """Every level: reached or not, and how many of the scenarios it requires passed."""
+    out = {}
+    for level in LEVEL_ORDER:
+        need = required_severities(level)
+        required = [ok for sev, ok in sev_rows if need is None or sev in need]
+        out[level] = {"reached": meets(sev_rows, level), "scenarios": len(required), "passed": sum(required),
+                      "meaning": LEVELS[level]}
+    return out
+
+
+def _agent(m: RunMeta, scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The agent the report is about: the metadata's, else the one the scenarios ran."""
+    ref = m.agent or next((s.get("agent") for s in scenarios if s.get("agent")), "") or "?"
+    return {"ref": ref, "version": m.agent_version or agent_version(ref)}
+
+
+def _duration(started: str, ended: str) -> float | None:
+    t0, t1 = parse_iso(started), parse_iso(ended)
+    return round((t1 - t0).total_seconds(), 3) if t0 and t1 else None
+
+
+def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | None = None
+                 ) -> tuple[dict[str, Any], dict[str, list[Event]]]:
     """report.json's data, and the trace events per trace path, from scenario entries."""
     m = RunMeta.of(meta)
     require = check_level(m.require)
-    copies = [(dict(e), ev) for e, ev in entries]  # the caller's entries stay as they were
-    items = sorted(copies, key=lambda p: (p[0]["id"], json.dumps(p[0], sort_keys=True, default=str)))
-    _unique_ids(items)
+    items = _sorted_copies(entries)
     scenarios = [e for e, _ in items]
-    traces = {e["trace"]: ev for e, ev in items}
-    started, ended = _iso(m.started), _iso(m.ended)
-    t0, t1 = _parse_iso(started), _parse_iso(ended)
-    reached = level_reached(scenarios)
-    totals = {"scenarios": len(scenarios), "passed": sum(s["verdict"] == "pass" for s in scenarios),
-              "failed": sum(s["verdict"] == "fail" for s in scenarios),
-              "errors": sum(s["verdict"] == "error" for s in scenarios)}
-    sev_rows = [(s["severity"], s["verdict"] == "pass") for s in scenarios]
-    levels = {}
-    for level in LEVEL_ORDER:
-        need = _severities(level)
-        rows = [ok for sev, ok in sev_rows if need is None or sev in need]
-        levels[level] = {"reached": _meets(sev_rows, level), "scenarios": len(rows), "passed": sum(rows),
-                         "meaning": LEVELS[level]}
-    agent = m.agent or next((s.get("agent") for s in scenarios if s.get("agent")), "") or "?"
+    started, ended = iso(m.started), iso(m.ended)
+    sev_rows = rows(scenarios)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "harness": {"name": "toolchaos", "version": harness_version(), "python": platform.python_version()},
-        "agent": {"ref": agent, "version": m.agent_version or agent_version(agent)},
+        "agent": _agent(m, scenarios),
         "seed": m.seed,
         "suite": {"name": m.suite, "version": m.suite_version, "hash": suite_hash(scenarios),
                   "scenarios": len(scenarios)},
         "started": started,
         "ended": ended,
-        "duration_seconds": round((t1 - t0).total_seconds(), 3) if t0 and t1 else None,
+        "duration_seconds": _duration(started, ended),
         "required_level": require,
-        "level": reached,
-        "certified": _meets(sev_rows, require),
-        "levels": levels,
-        "totals": totals,
+        "level": level_reached(scenarios),
+        "certified": meets(sev_rows, require),
+        "levels": _levels(sev_rows),
+        "totals": _totals(scenarios),
         "categories": categories(scenarios),
         "scenarios": scenarios,
     }
     if m.extra:
         report["extra"] = json.loads(json.dumps(m.extra, default=str, sort_keys=True))
     for s in scenarios:
-        s.pop("agent", None)
-    return report, traces
-
-
-def dumps(report: Mapping[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-
-
-def write_reports(verdicts: Iterable[ScenarioVerdict], meta: RunMeta | Mapping[str, Any] | None, out_dir: str | Path,
-                  *, step_summary: bool = True) -> dict[str, Path]:
-    """Write report.json, report.md, report.html, junit.xml and the traces into ``out_dir``.
-
-    Returns ``{"json": path, "md": ..., "html": ..., "junit": ..., "traces": dir}``. When
-    ``step_summary`` is true and ``$GITHUB_STEP_SUMMARY`` is set, report.md is appended there.
-    """
-    return write_entries([scenario_entry(v) for v in verdicts], meta, out_dir, step_summary=step_summary)
-
-
-def write_entries(entries: Iterable[tuple[dict[str, Any], list[Event]]],
-                  meta: RunMeta | Mapping[str, Any] | None, out_dir: str | Path, *,
-                  step_summary: bool = True) -> dict[str, Path]:
-    """``write_reports`` from ``scenario_entry`` results (what crosses process boundaries)."""
-    report, traces = build_report(entries, meta)
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "traces").mkdir(exist_ok=True)
-    except OSError as exc:
-        raise ReportError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
-    for rel, events in traces.items():
-        Trace(events).write(out / rel)
-    md = render_markdown(report, traces)
-    paths = {
-        "json": _write(out / "report.json", dumps(report)),
-        "md": _write(out / "report.md", md),
-        "html": _write(out / "report.html", render_html(report, traces)),
-        "junit": _write(out / "junit.xml", render_junit(report, traces)),
-        "traces": out / "traces",
-    }
-    if step_summary:
-        append_step_summary(md)
-    return paths
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8", newline="\n")
-    return path
-
-
-def append_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> Path | None:
-    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` when it is set; returns the file written."""
-    target = (os.environ if env is None else env).get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return None
-    if len(markdown.encode()) > STEP_SUMMARY_LIMIT:
-        cut = markdown.encode()[:STEP_SUMMARY_LIMIT].decode(errors="ignore")
-        markdown = cut.rsplit("\n", 1)[0] + "\n\n*(summary truncated; see report.md for the rest)*\n"
-    path = Path(target)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
-    return path
-
-
-def read_report(path: str | Path) -> dict[str, Any]:
-    """Load a report.json, checking that it is one this version can read."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise ReportError(f"{path}: not a toolchaos report (no \"schema\": \"{SCHEMA}\")")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ReportError(f"{path}: report schema version {data.get('schema_version')!r}; "
-                          f"this toolchaos reads version {SCHEMA_VERSION}")
-    return data
-
-
-# --- for commands (toolchaos certify / run) ----------------------------------------------
-
-
-def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--report DIR`` and ``--require LEVEL``, worded the same in every command."""
-    parser.add_argument("--report", metavar="DIR",
-                        help="write the certification report (report.json, report.md, report.html, junit.xml, "
-                             "traces) to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
-    parser.add_argument("--require", metavar="LEVEL", choices=LEVEL_ORDER,
-                        help="the level the exit status requires: "
-                             + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
-                             + " (default: every scenario passes)")
-
-
-def exit_code(verdicts: Sequence[Any], require: str | None = None) -> int:
-    """0 when the required level is reached (default: every scenario passed), else 1."""
-    return 0 if certified(verdicts, require or DEFAULT_LEVEL) else 1
-
-
-def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict],
-                   meta: RunMeta | Mapping[str, Any], out: TextIO | None = None) -> int:
-    """End of ``toolchaos certify`` / ``run``: write the report if asked, say the level, return the exit code.
-
-    ``meta.require`` is taken from ``args.require`` when that is given.
-    """
-    m = RunMeta.of(meta)
-    require = getattr(args, "require", None)
-    if require:
-        m.require = require
-    if m.ended is None:
-        m.ended = _now()
-    stream = out if out is not None else sys.stderr
-    report_dir = getattr(args, "report", None)
-    if report_dir:
-        paths = write_reports(verdicts, m, report_dir)
-        print(f"report: {paths['html']} (also report.md, report.json, junit.xml)", file=stream)
-    level = m.require
-    ok = certified(verdicts, level)
-    word = "CERTIFIED" if ok else "NOT CERTIFIED"
-    print(f"{word}: level reached {level_reached(verdicts)}, required {level}", file=stream)
-    return 0 if ok else 1
+        s.pop("agent", None)  # moved to the report's top level
+    return report, {e["trace"]: ev for e, ev in items}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -94,9 +95,10 @@ def anchor(sid: str) -> str:
 # --- the timeline ------------------------------------------------------------------------
 
 
-def _event_title(ev: Event) -> str:
+def _event_title(ev: Mapping[str, Any]) -> str:
     head = f"#{ev.get('seq')} step {ev.get('step')} t={ev.get('t', 0):g}s"
-    if ev["kind"] == "model":
+    kind = ev["kind"]
+    if kind == "model":
         if ev.get("calls"):
             asked = ", ".join(f"{c['tool']}({json.dumps(c.get('args', {}), sort_keys=True)})" for c in ev["calls"])
             return f"{head} model asks: {asked} [{ev.get('tokens_in', 0)}+{ev.get('tokens_out', 0)} tokens]"
@@ -104,25 +106,55 @@ def _event_title(ev: Event) -> str:
     args = json.dumps(ev.get("args", {}), sort_keys=True)
     if len(args) > 160:
         args = args[:159] + "…"
-    if ev["kind"] == "tool":
+    if kind == "tool":
         eff = f" effects={ev['effects']}" if ev.get("effects") is not None else ""
         ra = f" retry_after={ev['retry_after']:g}s" if ev.get("retry_after") else ""
         return f"{head} {ev['tool']}{args} -> {ev.get('class')}/{ev.get('code')}{ra}{eff}"
-    if ev["kind"] == "refusal":
+    if kind == "refusal":
         return f"{head} REFUSED {ev['tool']}{args} by {ev.get('guard')}: {ev.get('reason')}"
-    if ev["kind"] == "skipped":
+    if kind == "skipped":
         return f"{head} {ev['tool']} asked for, never executed nor refused"
-    if ev["kind"] == "late":
+    if kind == "late":
         return f"{head} {ev['tool']}{args} called after the run ended"
-    if ev["kind"] == "end":
+    if kind == "end":
         return f"{head} end: {ev.get('state')} {ev.get('reason') or ev.get('error') or ''}".rstrip()
     return head
 
 
-def timeline_svg(s: Mapping[str, Any], events: Sequence[Event]) -> str:
-    """The timeline picture of one run as an inline SVG element."""
-    body = [ev for ev in events if ev["kind"] != "end"]
-    end = next((ev for ev in reversed(events) if ev["kind"] == "end"), None)
+@dataclass(frozen=True)
+class _Layout:
+    """Where things go in one timeline: a column per event (the end apart), a lane per participant."""
+
+    body: list[Mapping[str, Any]]  # the events drawn as columns: all but the end
+    lanes: list[str]  # model, each tool, effects
+    lane_y: dict[str, int]  # lane name -> its top
+    col: float  # a column's width
+    width: float
+    height: int
+
+    @property
+    def index(self) -> dict[Any, int]:
+        return {ev.get("seq"): i for i, ev in enumerate(self.body)}
+
+    @property
+    def bottom(self) -> int:
+        return TOP + len(self.lanes) * LANE_H
+
+    @property
+    def endx(self) -> float:
+        return LABEL_W + len(self.body) * self.col + 2
+
+    @property
+    def half(self) -> float:
+        """Half a block's width."""
+        return max(self.col - 2.0, 2.0) / 2
+
+    def x(self, i: int) -> float:
+        return LABEL_W + i * self.col + self.col / 2
+
+
+def _layout(s: Mapping[str, Any], events: Sequence[Event]) -> _Layout:
+    body: list[Mapping[str, Any]] = [ev for ev in events if ev["kind"] != "end"]
     tools: list[str] = []
     for ev in body:
         if ev.get("tool") and ev["kind"] != "model" and ev["tool"] not in tools:
@@ -131,104 +163,133 @@ def timeline_svg(s: Mapping[str, Any], events: Sequence[Event]) -> str:
     lanes = ["model", *tools] + (["effects"] if s.get("side_effects") or s.get("effects") else [])
     n = max(len(body), 1)
     col = max(4.0, min(28.0, 760.0 / n))
-    width = max(LABEL_W + n * col + RIGHT, 560.0)
-    height = TOP + len(lanes) * LANE_H + BOTTOM
-    lane_y = {name: TOP + i * LANE_H for i, name in enumerate(lanes)}
-    index = {ev.get("seq"): i for i, ev in enumerate(body)}
+    return _Layout(body=body, lanes=lanes, lane_y={name: TOP + i * LANE_H for i, name in enumerate(lanes)}, col=col,
+                   width=max(LABEL_W + n * col + RIGHT, 560.0), height=TOP + len(lanes) * LANE_H + BOTTOM)
 
-    def x(i: int) -> float:
-        return LABEL_W + i * col + col / 2
 
-    out = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" role="img" width="{_f(width)}" '
-           f'height="{height}" viewBox="0 0 {_f(width)} {height}" data-events="{len(body)}" '
-           f'aria-label="timeline of {e(s["id"])}: {len(body)} events">']
-    for i, name in enumerate(lanes):
-        y = lane_y[name]
+def _lanes(lay: _Layout) -> list[str]:
+    """Every other lane shaded, and each lane's label."""
+    out = []
+    for i, name in enumerate(lay.lanes):
+        y = lay.lane_y[name]
         if i % 2 == 0:
-            out.append(f'<rect class="lane-bg" x="0" y="{y}" width="{_f(width)}" height="{LANE_H}"/>')
+            out.append(f'<rect class="lane-bg" x="0" y="{y}" width="{_f(lay.width)}" height="{LANE_H}"/>')
         label = name if len(name) <= 17 else name[:16] + "…"
         out.append(f'<text x="6" y="{y + 15}">{e(label)}</text>')
-    half = max(col - 2.0, 2.0) / 2
-    for i, ev in enumerate(body):
-        cx, kind = x(i), ev["kind"]
+    return out
+
+
+def _model_mark(lay: _Layout, cx: float, ev: Mapping[str, Any], title: str) -> str:
+    """A dot for a turn that asked for tool calls, a diamond for a final answer."""
+    my = lay.lane_y["model"] + LANE_H / 2
+    r = max(min(lay.col / 2 - 1, 5.0), 1.5)
+    if ev.get("calls"):
+        return f'<circle class="ev ev-model" cx="{_f(cx)}" cy="{_f(my)}" r="{_f(r)}" fill="{MODEL}">{title}</circle>'
+    d = r + 1
+    pts = f"{_f(cx)},{_f(my - d)} {_f(cx + d)},{_f(my)} {_f(cx)},{_f(my + d)} {_f(cx - d)},{_f(my)}"
+    return f'<polygon class="ev ev-final" points="{pts}" fill="{MODEL}">{title}</polygon>'
+
+
+def _tool_mark(lay: _Layout, cx: float, ev: Mapping[str, Any], title: str) -> str | None:
+    """A block in the tool's lane: executed (by class), refused (crossed), never handled, late."""
+    kind, half = ev["kind"], lay.half
+    y0 = lay.lane_y[ev["tool"]] + 4
+    h = LANE_H - 8
+    rect = f'x="{_f(cx - half)}" y="{y0}" width="{_f(2 * half)}" height="{h}"'
+    if kind == "tool":
+        colour = CLASS_COLOURS.get(str(ev.get("class")), "#adb5bd")
+        return f'<rect class="ev ev-tool cls-{e(ev.get("class"))}" {rect} fill="{colour}">{title}</rect>'
+    if kind == "refusal":
+        cross = ""
+        if half >= 3:
+            cross = (f'<path d="M{_f(cx - half + 1)},{y0 + 1}L{_f(cx + half - 1)},{y0 + h - 1}M{_f(cx + half - 1)},'
+                     f'{y0 + 1}L{_f(cx - half + 1)},{y0 + h - 1}" stroke="#fff" stroke-width="1.5"/>')
+        return f'<g class="ev ev-refusal"><rect {rect} fill="{REFUSAL}"/>{cross}{title}</g>'
+    if kind == "skipped":
+        return f'<rect class="ev ev-skipped" {rect} fill="none" stroke="{SKIPPED}" stroke-dasharray="2,2">{title}</rect>'
+    if kind == "late":
+        return f'<rect class="ev ev-late" {rect} fill="{LATE}">{title}</rect>'
+    return None
+
+
+def _event_marks(lay: _Layout) -> list[str]:
+    out = []
+    for i, ev in enumerate(lay.body):
         title = f"<title>{e(_event_title(ev))}</title>"
-        if kind == "model":
-            my = lane_y["model"] + LANE_H / 2
-            r = max(min(col / 2 - 1, 5.0), 1.5)
-            if ev.get("calls"):
-                out.append(f'<circle class="ev ev-model" cx="{_f(cx)}" cy="{_f(my)}" r="{_f(r)}" fill="{MODEL}">'
-                           f'{title}</circle>')
-            else:
-                d = r + 1
-                pts = f"{_f(cx)},{_f(my - d)} {_f(cx + d)},{_f(my)} {_f(cx)},{_f(my + d)} {_f(cx - d)},{_f(my)}"
-                out.append(f'<polygon class="ev ev-final" points="{pts}" fill="{MODEL}">{title}</polygon>')
-            continue
-        lane = ev.get("tool")
-        if not isinstance(lane, str) or lane not in lane_y:
-            continue
-        y0 = lane_y[lane] + 4
-        h = LANE_H - 8
-        rect = f'x="{_f(cx - half)}" y="{y0}" width="{_f(2 * half)}" height="{h}"'
-        if kind == "tool":
-            colour = CLASS_COLOURS.get(str(ev.get("class")), "#adb5bd")
-            out.append(f'<rect class="ev ev-tool cls-{e(ev.get("class"))}" {rect} fill="{colour}">{title}</rect>')
-        elif kind == "refusal":
-            cross = ""
-            if half >= 3:
-                cross = (f'<path d="M{_f(cx - half + 1)},{y0 + 1}L{_f(cx + half - 1)},{y0 + h - 1}M{_f(cx + half - 1)},'
-                         f'{y0 + 1}L{_f(cx - half + 1)},{y0 + h - 1}" stroke="#fff" stroke-width="1.5"/>')
-            out.append(f'<g class="ev ev-refusal"><rect {rect} fill="{REFUSAL}"/>{cross}{title}</g>')
-        elif kind == "skipped":
-            out.append(f'<rect class="ev ev-skipped" {rect} fill="none" stroke="{SKIPPED}" stroke-dasharray="2,2">'
-                       f'{title}</rect>')
-        elif kind == "late":
-            out.append(f'<rect class="ev ev-late" {rect} fill="{LATE}">{title}</rect>')
-    # side effects that really happened (the ledger), duplicates in red
+        if ev["kind"] == "model":
+            out.append(_model_mark(lay, lay.x(i), ev, title))
+        elif ev.get("tool") in lay.lane_y:
+            mark = _tool_mark(lay, lay.x(i), ev, title)
+            if mark is not None:
+                out.append(mark)
+    return out
+
+
+def _effect_marks(lay: _Layout, effects: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Side effects that really happened (the ledger), duplicates in red."""
+    if "effects" not in lay.lane_y:
+        return []
+    out = []
     seen: dict[tuple[str, str], int] = {}
-    ey = lane_y.get("effects", 0) + LANE_H / 2
-    for f in s.get("effects", []):
-        if not f["applied"] or f["seq"] not in index or "effects" not in lane_y:
+    ey = lay.lane_y["effects"] + LANE_H / 2
+    index = lay.index
+    side = max(min(lay.col - 3, 9.0), 2.0)
+    for f in effects:
+        if not f["applied"] or f["seq"] not in index:
             continue
         k = (f["tool"], f["key"])
         seen[k] = seen.get(k, 0) + 1
         dup = seen[k] > 1
-        side = max(min(col - 3, 9.0), 2.0)
         colour = DUP if dup else EFFECT
         what = f"duplicate #{seen[k]} of operation" if dup else "side effect applied: operation"
         known = " (the caller could not know: timeout)" if f["status"] == "unknown" else ""
-        cx = x(index[f["seq"]])
+        cx = lay.x(index[f["seq"]])
         out.append(f'<rect class="ev ev-effect{" dup" if dup else ""}" x="{_f(cx - side / 2)}" y="{_f(ey - side / 2)}" '
                    f'width="{_f(side)}" height="{_f(side)}" fill="{colour}"><title>#{f["seq"]} {e(f["tool"])}: '
                    f'{e(what)} {e(f["key"])}{e(known)}</title></rect>')
-    bottom = TOP + len(lanes) * LANE_H
-    # where invariants broke
-    endx = LABEL_W + len(body) * col + 2
+    return out
+
+
+def _break_marks(lay: _Layout, invariants: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A red dashed line where invariants broke, labelled with their names."""
+    index, n = lay.index, len(lay.body)
     breaks: dict[int, list[str]] = {}
-    for inv in s.get("invariants", []):
+    for inv in invariants:
         for v in inv.get("violations", []):
-            i = index.get(v.get("seq"), len(body))  # the end event, or no event: at the end line
+            i = index.get(v.get("seq"), n)  # the end event, or no event: at the end line
             breaks.setdefault(i, []).append(v["invariant"])
+    out = []
     for n_label, (i, names) in enumerate(sorted(breaks.items())):
-        bx = x(i) if i < len(body) else endx
+        bx = lay.x(i) if i < n else lay.endx
         ly = 11 + (n_label % 2) * 11
         label = "✕ " + ", ".join(dict.fromkeys(names))
         # anchor the label to the line's left when it would run off the picture
-        tx, anchor_attr = (bx + 3, "") if bx + 3 + 6.5 * len(label) < width else (bx - 3, ' text-anchor="end"')
-        out.append(f'<g class="break"><line x1="{_f(bx)}" y1="{TOP - 4}" x2="{_f(bx)}" y2="{bottom}" stroke="{BREAK}" '
-                   f'stroke-width="1.5" stroke-dasharray="4,3"/><text x="{_f(tx)}" y="{ly}"{anchor_attr} '
-                   f'style="fill:{BREAK}">{e(label)}</text><title>invariant broke here: {e(", ".join(names))}</title></g>')
-    # the end
+        tx, anchor_attr = (bx + 3, "") if bx + 3 + 6.5 * len(label) < lay.width else (bx - 3, ' text-anchor="end"')
+        out.append(f'<g class="break"><line x1="{_f(bx)}" y1="{TOP - 4}" x2="{_f(bx)}" y2="{lay.bottom}" '
+                   f'stroke="{BREAK}" stroke-width="1.5" stroke-dasharray="4,3"/><text x="{_f(tx)}" y="{ly}"'
+                   f'{anchor_attr} style="fill:{BREAK}">{e(label)}</text><title>invariant broke here: '
+                   f'{e(", ".join(names))}</title></g>')
+    return out
+
+
+def _end_mark(lay: _Layout, s: Mapping[str, Any], end: Mapping[str, Any] | None) -> str:
+    """A black line at the end with the terminal state and the virtual time."""
     state = end.get("state") if end else s.get("terminal_state")
-    out.append(f'<g class="end"><line x1="{_f(endx)}" y1="{TOP}" x2="{_f(endx)}" y2="{bottom}" stroke="#212529" '
-               f'stroke-width="2"/><text x="{_f(endx + 4)}" y="{TOP + 14}">{e(state)}</text>'
-               f'<text x="{_f(endx + 4)}" y="{TOP + 28}" class="muted">{_f(s["figures"]["virtual_seconds"])} s</text>'
-               f'<title>{e(_event_title(end) if end else state)}</title></g>')
-    # axis: event order, with virtual time under a few ticks
-    out.append(f'<line class="axis" x1="{LABEL_W}" y1="{bottom + 2}" x2="{_f(endx)}" y2="{bottom + 2}"/>')
+    endx, bottom = lay.endx, lay.bottom
+    return (f'<g class="end"><line x1="{_f(endx)}" y1="{TOP}" x2="{_f(endx)}" y2="{bottom}" stroke="#212529" '
+            f'stroke-width="2"/><text x="{_f(endx + 4)}" y="{TOP + 14}">{e(state)}</text>'
+            f'<text x="{_f(endx + 4)}" y="{TOP + 28}" class="muted">{_f(s["figures"]["virtual_seconds"])} s</text>'
+            f'<title>{e(_event_title(end) if end else state)}</title></g>')
+
+
+def _axis(lay: _Layout) -> list[str]:
+    """The axis is event order, with virtual time under a few ticks."""
+    body, bottom = lay.body, lay.bottom
+    out = [f'<line class="axis" x1="{LABEL_W}" y1="{bottom + 2}" x2="{_f(lay.endx)}" y2="{bottom + 2}"/>']
     ticks = sorted({0, len(body) - 1, *(round(j * (len(body) - 1) / 6) for j in range(1, 6))}) if body else []
     last_x, last_label = -100.0, ""
     for i in ticks:
-        tx = x(i)
+        tx = lay.x(i)
         label = _f(float(body[i].get("t", 0)))
         if tx - last_x < 46 or label == last_label:
             continue
@@ -236,8 +297,19 @@ def timeline_svg(s: Mapping[str, Any], events: Sequence[Event]) -> str:
         out.append(f'<line class="axis" x1="{_f(tx)}" y1="{bottom + 2}" x2="{_f(tx)}" y2="{bottom + 6}"/>'
                    f'<text x="{_f(tx)}" y="{bottom + 18}" text-anchor="middle">t={label}s</text>')
     out.append(f'<text x="6" y="{bottom + 18}" class="muted">event order →</text>')
-    out.append("</svg>")
-    return "".join(out)
+    return out
+
+
+def timeline_svg(s: Mapping[str, Any], events: Sequence[Event]) -> str:
+    """The timeline picture of one run as an inline SVG element."""
+    lay = _layout(s, events)
+    end = next((ev for ev in reversed(events) if ev["kind"] == "end"), None)
+    n = len(lay.body)
+    head = (f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" role="img" width="{_f(lay.width)}" '
+            f'height="{lay.height}" viewBox="0 0 {_f(lay.width)} {lay.height}" data-events="{n}" '
+            f'aria-label="timeline of {e(s["id"])}: {n} events">')
+    return "".join([head, *_lanes(lay), *_event_marks(lay), *_effect_marks(lay, s.get("effects", [])),
+                    *_break_marks(lay, s.get("invariants", [])), _end_mark(lay, s, end), *_axis(lay), "</svg>"])
 
 
 def legend() -> str:
@@ -326,6 +398,45 @@ def _md_inline(text: str) -> str:
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
 
 
+def _invariant_rows(invariants: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One row per invariant that held, one per violation of one that broke."""
+    out = []
+    for inv in invariants:
+        for vi in inv["violations"] or [None]:
+            if vi is None:
+                name, exp, act, at = inv["name"], inv["expected"], inv["actual"], where(inv)
+                css, mark = "held", "<span class=yes>✔</span>"
+            else:
+                name, exp, act = vi["invariant"], vi["expected"], vi["actual"]
+                at = f"step {vi['step']}, event #{vi['seq']}" if vi.get("seq") is not None else "end of run"
+                css, mark = "broke", "<span class=no>✘</span>"
+            out.append(f"<tr class=\"{css}\"><td>{mark} <code>{e(name)}</code></td>"
+                       f"<td>{e(exp)}</td><td>{e(act)}</td><td>{e(at)}</td></tr>")
+    return out
+
+
+def _side_effects(side_effects: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    if not side_effects:
+        return []
+    items = "; ".join(f"{e(t)}: {d['applied']} applied of {d['executions']} executions"
+                      f"{', duplicates: ' + e(', '.join(d['duplicates'])) if d['duplicates'] else ''}"
+                      for t, d in side_effects.items())
+    return [f"<p>Side effects (ledger): {items}</p>"]
+
+
+def _trace_details(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
+    """The trace table: whole, or around the first break (else the end) when it is long."""
+    if not events:
+        return []
+    if len(events) > MAX_TRACE_ROWS:
+        seq = first_break(s)
+        table = Trace(list(events)).table(around=seq if seq is not None else events[-1].get("seq"), radius=40)
+    else:
+        table = Trace(list(events)).table(around=None)
+    return [f"<details><summary>Trace ({len(events)} events; file <code>{e(s['trace'])}</code>)</summary>"
+            f"<pre>{e(table)}</pre></details>"]
+
+
 def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
     v = s["verdict"]
     out = [f'<article class="scenario {e(v)}" id="{anchor(s["id"])}" data-id="{e(s["id"])}" data-verdict="{e(v)}">',
@@ -339,34 +450,13 @@ def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
         out.append(f"<p>Error: <code>{e(s['error'])}</code></p>")
     out.append(f'<div class="scroll">{timeline_svg(s, events)}</div>')
     out.append("<table class=\"invariants\"><tr><th>Invariant</th><th>Expected</th><th>Actual</th><th>Where</th></tr>")
-    for inv in s["invariants"]:
-        rows = inv["violations"] or [None]
-        for vi in rows:
-            name = vi["invariant"] if vi else inv["name"]
-            exp, act = (vi["expected"], vi["actual"]) if vi else (inv["expected"], inv["actual"])
-            at = (f"step {vi['step']}, event #{vi['seq']}" if vi.get("seq") is not None else "end of run") if vi \
-                else where(inv)
-            mark = "<span class=no>✘</span>" if vi else "<span class=yes>✔</span>"
-            out.append(f"<tr class=\"{'broke' if vi else 'held'}\"><td>{mark} <code>{e(name)}</code></td>"
-                       f"<td>{e(exp)}</td><td>{e(act)}</td><td>{e(at)}</td></tr>")
+    out += _invariant_rows(s["invariants"])
     out.append("</table>")
-    se = {t: d for t, d in s["side_effects"].items()}
-    if se:
-        items = "; ".join(f"{e(t)}: {d['applied']} applied of {d['executions']} executions"
-                          f"{', duplicates: ' + e(', '.join(d['duplicates'])) if d['duplicates'] else ''}"
-                          for t, d in se.items())
-        out.append(f"<p>Side effects (ledger): {items}</p>")
+    out += _side_effects(s["side_effects"])
     if s.get("stop_report"):
         out.append("<details><summary>Stop report</summary><pre>"
                    f"{e(json.dumps(s['stop_report'], indent=2, ensure_ascii=False))}</pre></details>")
-    if events:
-        seq = first_break(s)
-        if len(events) > MAX_TRACE_ROWS:
-            table = Trace(list(events)).table(around=seq if seq is not None else events[-1].get("seq"), radius=40)
-        else:
-            table = Trace(list(events)).table(around=None)
-        out.append(f"<details><summary>Trace ({len(events)} events; file <code>{e(s['trace'])}</code>)</summary>"
-                   f"<pre>{e(table)}</pre></details>")
+    out += _trace_details(s, events)
     out.append("</article>")
     return "\n".join(out)
 

@@ -30,57 +30,77 @@ def _props(parent: ET.Element, items: Sequence[tuple[str, Any]]) -> None:
         ET.SubElement(props, "property", name=name, value=_x("" if value is None else value))
 
 
+def _suite_properties(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [("agent", report["agent"]["ref"]), ("agent_version", report["agent"].get("version")),
+            ("seed", report["seed"]), ("suite", report["suite"]["name"]),
+            ("suite_version", report["suite"].get("version")), ("suite_hash", report["suite"]["hash"]),
+            ("harness_version", report["harness"]["version"]), ("required_level", report["required_level"]),
+            ("level", report["level"]), ("certified", str(report["certified"]).lower())]
+
+
+def _case_properties(s: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    f = s["figures"]
+    return [("title", s["title"]), ("category", s["category"]), ("severity", s["severity"]),
+            ("terminal_state", s["terminal_state"]), ("guard", s.get("guard")),
+            ("executions", f["executions"]), ("model_turns", f["model_turns"]),
+            ("refusals", f["refusals"]), ("side_effects", f["side_effects"]),
+            ("virtual_seconds", f"{f['virtual_seconds']:g}"), ("tokens", f["tokens"]),
+            *((f"executions.{tool}", n) for tool, n in s["executions"].items()),
+            *((f"side_effects.{tool}", d["applied"]) for tool, d in s["side_effects"].items()),
+            ("trace", s["trace"]), ("file", s.get("file")), ("content_hash", s.get("content_hash"))]
+
+
+def _message(s: Mapping[str, Any], first: Mapping[str, Any] | None) -> str:
+    """The failure's one line: why the scenario could not run, or its first broken invariant."""
+    if s["verdict"] == "error":
+        return f"the scenario could not run: {s.get('error') or s.get('harness_stop')}"
+    if first:
+        return f"{first['invariant']}: expected {first['expected']}; actual: {first['actual']}"
+    return "failed"  # pragma: no cover - a failed verdict always has a violation
+
+
+def _evidence(s: Mapping[str, Any], broke: Sequence[Mapping[str, Any]], events: Sequence[Event]) -> str:
+    """The failure's text: every broken invariant, the end state, the trace around the first break."""
+    f = s["figures"]
+    lines = [f"{v['invariant']} broke" + (f" at step {v['step']} (trace event #{v['seq']})"
+                                          if v.get("seq") is not None else "")
+             + f": expected {v['expected']}; actual: {v['actual']}" for v in broke]
+    lines.append(f"ended {s['terminal_state']}" + (f" (guard: {s['guard']})" if s.get("guard") else "")
+                 + f"; executions: {f['executions']}; model turns: {f['model_turns']}; "
+                 f"side effects: {f['side_effects']}; virtual time: {f['virtual_seconds']:g}s")
+    if s.get("error"):
+        lines.append(f"error: {s['error']}")
+    if events:
+        first = broke[0] if broke else None
+        seq = first["seq"] if first and first.get("seq") is not None else events[-1].get("seq")
+        lines += [f"trace around event #{seq} (file {s['trace']}):", Trace(list(events)).table(around=seq, radius=5)]
+    return "\n".join(lines)
+
+
+def _testcase(suite: ET.Element, suite_name: str, s: Mapping[str, Any], events: Sequence[Event]) -> None:
+    case = ET.SubElement(suite, "testcase", classname=_x(f"{suite_name}.{s['category']}"), name=_x(s["id"]))
+    _props(case, _case_properties(s))
+    if s["verdict"] == "pass":
+        return
+    broke = [v for inv in s["invariants"] for v in inv["violations"]]
+    first = broke[0] if broke else None
+    tag = "error" if s["verdict"] == "error" else "failure"
+    node = ET.SubElement(case, tag, message=_x(_message(s, first)), type=_x(first["invariant"] if first else s["verdict"]))
+    node.text = _x(_evidence(s, broke, events))
+
+
 def render_junit(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     t = report["totals"]
     suite_name = f"toolchaos.{report['suite']['name']}"
     root = ET.Element("testsuites", name="toolchaos certification", tests=str(t["scenarios"]),
                       failures=str(t["failed"]), errors=str(t["errors"]))
-    if report.get("duration_seconds") is not None:
-        root.set("time", f"{report['duration_seconds']:.3f}")
     suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(t["scenarios"]), failures=str(t["failed"]),
                           errors=str(t["errors"]), skipped="0", timestamp=_x(report["started"]))
-    if report.get("duration_seconds") is not None:
-        suite.set("time", f"{report['duration_seconds']:.3f}")
-    _props(suite, [("agent", report["agent"]["ref"]), ("agent_version", report["agent"].get("version")),
-                   ("seed", report["seed"]), ("suite", report["suite"]["name"]),
-                   ("suite_version", report["suite"].get("version")), ("suite_hash", report["suite"]["hash"]),
-                   ("harness_version", report["harness"]["version"]), ("required_level", report["required_level"]),
-                   ("level", report["level"]), ("certified", str(report["certified"]).lower())])
+    if report.get("duration_seconds") is not None:  # the session's real duration; testcases carry none
+        for node in (root, suite):
+            node.set("time", f"{report['duration_seconds']:.3f}")
+    _props(suite, _suite_properties(report))
     for s in report["scenarios"]:
-        case = ET.SubElement(suite, "testcase", classname=_x(f"{suite_name}.{s['category']}"), name=_x(s["id"]))
-        f = s["figures"]
-        _props(case, [("title", s["title"]), ("category", s["category"]), ("severity", s["severity"]),
-                      ("terminal_state", s["terminal_state"]), ("guard", s.get("guard")),
-                      ("executions", f["executions"]), ("model_turns", f["model_turns"]),
-                      ("refusals", f["refusals"]), ("side_effects", f["side_effects"]),
-                      ("virtual_seconds", f"{f['virtual_seconds']:g}"), ("tokens", f["tokens"]),
-                      *((f"executions.{tool}", n) for tool, n in s["executions"].items()),
-                      *((f"side_effects.{tool}", d["applied"]) for tool, d in s["side_effects"].items()),
-                      ("trace", s["trace"]), ("file", s.get("file")), ("content_hash", s.get("content_hash"))])
-        if s["verdict"] == "pass":
-            continue
-        broke = [v for inv in s["invariants"] for v in inv["violations"]]
-        first = broke[0] if broke else None
-        if s["verdict"] == "error":
-            message = f"the scenario could not run: {s.get('error') or s.get('harness_stop')}"
-        elif first:
-            message = f"{first['invariant']}: expected {first['expected']}; actual: {first['actual']}"
-        else:  # pragma: no cover - a failed verdict always has a violation
-            message = "failed"
-        lines = [f"{v['invariant']} broke" + (f" at step {v['step']} (trace event #{v['seq']})"
-                                              if v.get("seq") is not None else "")
-                 + f": expected {v['expected']}; actual: {v['actual']}" for v in broke]
-        lines.append(f"ended {s['terminal_state']}" + (f" (guard: {s['guard']})" if s.get("guard") else "")
-                     + f"; executions: {f['executions']}; model turns: {f['model_turns']}; "
-                     f"side effects: {f['side_effects']}; virtual time: {f['virtual_seconds']:g}s")
-        if s.get("error"):
-            lines.append(f"error: {s['error']}")
-        events = traces.get(s["trace"] or "", [])
-        if events:
-            seq = first["seq"] if first and first.get("seq") is not None else events[-1].get("seq")
-            lines += [f"trace around event #{seq} (file {s['trace']}):", Trace(list(events)).table(around=seq, radius=5)]
-        tag = "error" if s["verdict"] == "error" else "failure"
-        node = ET.SubElement(case, tag, message=_x(message), type=_x(first["invariant"] if first else s["verdict"]))
-        node.text = _x("\n".join(lines))
+        _testcase(suite, suite_name, s, traces.get(s["trace"] or "", []))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

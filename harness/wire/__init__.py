@@ -14,9 +14,10 @@ from toolchaos.wire._apifaults import (
     timeout,
     unavailable,
 )
+from toolchaos.wire._httptools import HttpTool, http_tool
 from toolchaos.wire._mocker import DualHTTPCoreMocker, install, uninstall
 from toolchaos.wire._run import FAKE_API_KEY, Env, WireRunResult, run
-from toolchaos.wire._server import HttpTool, Request, Wire, http_tool
+from toolchaos.wire._server import Request, Wire
 from toolchaos.wire._tools import WireTool
 
 _compat.patch_pydantic()  # SDK models built lazily inside a run (see _compat)

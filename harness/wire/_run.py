@@ -36,7 +36,8 @@ from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, UnmatchedRequest
 from toolchaos.fake_tools import FakeTool
 from toolchaos.wire._apifaults import ApiFaults
-from toolchaos.wire._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, HttpTool, Request, Wire
+from toolchaos.wire._httptools import HttpTool
+from toolchaos.wire._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, Request, Wire
 from toolchaos.wire._tools import Patches, WireTool, check_targets
 
 FAKE_API_KEY = "sk-toolchaos-not-a-real-key"

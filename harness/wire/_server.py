@@ -1,4 +1,4 @@
-"""The wire: model APIs answered by the policy, and HTTP-backed tools, behind one respx route.
+"""The wire: model APIs answered by the policy, and HTTP-backed tools (``_httptools``), behind one respx route.
 
 ``Wire`` owns a respx ``MockRouter`` (on the dual mocker, so classic ``httpx`` and
 ``httpx2`` are both served) holding one route, ``WireRoute``, that dispatches by
@@ -25,14 +25,12 @@ carrying only the new messages; a thread continues once; an unknown id is a 404
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 import respx
@@ -42,6 +40,7 @@ from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens, read_feedback
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
+from toolchaos.wire._http import JSON, dumps, json_response, read_timeout, sse_response
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
 
 OPENAI_DEFAULT = "https://api.openai.com/v1"
@@ -50,10 +49,6 @@ OPENAI_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
 ANTHROPIC_ENV = ("ANTHROPIC_BASE_URL",)
 APIS = ("openai", "anthropic")
 EPOCH_TS = 1767225600  # 2026-01-01T00:00:00Z, the virtual clock's origin (toolchaos._internal.clock.EPOCH)
-
-_JSON = [(b"content-type", b"application/json")]
-_SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 Handler = Callable[[httpx.Request], "httpx.Response | None"]
 Answer = Callable[["Request", dict[str, Any]], httpx.Response]  # a model endpoint's own part (see Wire._serve_model)
@@ -67,24 +62,8 @@ _ANTHROPIC_UNREADABLE = "messages: the request body is not valid JSON"
 def _clip(content: Any, limit: int = 300) -> Any:
     if content is None or isinstance(content, (int, float, bool)):
         return content
-    text = content if isinstance(content, str) else _dumps(content)
+    text = content if isinstance(content, str) else dumps(content)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_JSON_HEADERS = httpx.Headers(_JSON)  # built once: httpx copies a Headers object without re-normalising it
-_SSE_HEADERS = httpx.Headers(_SSE)
-
-
-def json_response(status: int, obj: Any, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
-    extra = list(headers)
-    return httpx.Response(status, headers=_JSON_HEADERS if not extra else [*_JSON, *extra],
-                          stream=Body(_dumps(obj).encode()))
-
-
-def sse_response(chunks: list[bytes], fail: BaseException | None = None,
-                 before_fail: Callable[[], None] | None = None) -> httpx.Response:
-    stream: Any = Body(b"".join(chunks)) if fail is None else Chunks(chunks, fail, before_fail)
-    return httpx.Response(200, headers=_SSE_HEADERS, stream=stream)
 
 
 def _key(url: httpx.URL) -> Key:
@@ -96,12 +75,6 @@ def base_key(base: str, suffix: str) -> Key:
     if not url.host:
         raise ValueError(f"base URL {base!r}: expected an absolute URL such as https://host/v1")
     return _key(url)
-
-
-def read_timeout(request: httpx.Request, kind: str = "read") -> float | None:
-    timeout = request.extensions.get("timeout")
-    value = timeout.get(kind) if isinstance(timeout, Mapping) else None
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 def openai_error(status: int, message: str, type_: str, code: str | None = None,
@@ -129,6 +102,20 @@ def _refuse(rec: Request, status: int, code: str, payload: dict[str, Any]) -> ht
     the status the client got, and why."""
     rec.status, rec.fault = status, code
     return json_response(status, payload)
+
+
+def _check_apis(apis: Iterable[str], where: str) -> None:
+    for api in apis:
+        if api not in APIS:
+            raise ValueError(f"{where}unknown model API {api!r}; known: {', '.join(APIS)}")
+
+
+def _bases(api: str, given: str | Iterable[str]) -> list[str]:
+    """An API's base URLs: the SDK's default, the environment's, then the ones given (each once)."""
+    bases = [OPENAI_DEFAULT if api == "openai" else ANTHROPIC_DEFAULT]
+    bases += [os.environ[var] for var in (OPENAI_ENV if api == "openai" else ANTHROPIC_ENV) if os.environ.get(var)]
+    bases += [given] if isinstance(given, str) else list(given)
+    return list(dict.fromkeys(b.rstrip("/") for b in bases))
 
 
 class WireRoute(Route):
@@ -175,9 +162,7 @@ class Wire:
         self._run: RunState = model._run  # the wire records api faults and what the model was shown
         self.clock = self._run.clock
         self.apis = tuple(apis)
-        for api in self.apis:
-            if api not in APIS:
-                raise ValueError(f"unknown model API {api!r}; known: {', '.join(APIS)}")
+        _check_apis(self.apis, "")
         self.faults = ApiFaults(api_faults)
         self.requests: list[Request] = []
         self.unmatched: list[str] = []
@@ -188,34 +173,27 @@ class Wire:
         self.urls: dict[Key, str] = {}
         self.base_urls: dict[str, list[str]] = {}
         extra = dict(base_urls or {})
-        for api in extra:
-            if api not in APIS:
-                raise ValueError(f"base_urls: unknown model API {api!r}; known: {', '.join(APIS)}")
+        _check_apis(extra, "base_urls: ")
         for api in self.apis:
-            bases = [OPENAI_DEFAULT if api == "openai" else ANTHROPIC_DEFAULT]
-            for var in OPENAI_ENV if api == "openai" else ANTHROPIC_ENV:
-                if os.environ.get(var):
-                    bases.append(os.environ[var])
-            given = extra.get(api) or ()
-            bases += [given] if isinstance(given, str) else list(given)
-            self.base_urls[api] = list(dict.fromkeys(b.rstrip("/") for b in bases))
+            self.base_urls[api] = _bases(api, extra.get(api) or ())
             for base in self.base_urls[api]:
-                if api == "openai":
-                    self._serve_model(base_key(base, "/chat/completions"), "openai.chat", self._chat,
-                                      _OPENAI_UNREADABLE)
-                    self._serve_model(base_key(base, "/responses"), "openai.responses", self._responses,
-                                      _OPENAI_UNREADABLE)
-                    self._serve(base_key(base, "/traces/ingest"), "openai.traces", self._traces)
-                else:
-                    self._serve_model(base_key(base, "/v1/messages"), "anthropic.messages", self._messages,
-                                      _ANTHROPIC_UNREADABLE)
-                    self._serve(base_key(base, "/v1/messages/count_tokens"), "anthropic.count_tokens",
-                                self._count_tokens)
+                self._serve_api(api, base)
         self.http_tools = [t.bind(self) for t in http_tools]
         self.router = respx.MockRouter(assert_all_called=False, assert_all_mocked=True,
                                        using=DualHTTPCoreMocker.name)
         self.route = self.router.add(WireRoute(self), name="toolchaos")
         self.run_slug = re.sub(r"[^A-Za-z0-9]+", "", self._run.run_id)[:24] or "run"
+
+    def _serve_api(self, api: str, base: str) -> None:
+        """One API's endpoints at one base URL."""
+        if api == "openai":
+            self._serve_model(base_key(base, "/chat/completions"), "openai.chat", self._chat, _OPENAI_UNREADABLE)
+            self._serve_model(base_key(base, "/responses"), "openai.responses", self._responses, _OPENAI_UNREADABLE)
+            self._serve(base_key(base, "/traces/ingest"), "openai.traces", self._traces)
+        else:
+            self._serve_model(base_key(base, "/v1/messages"), "anthropic.messages", self._messages,
+                              _ANTHROPIC_UNREADABLE)
+            self._serve(base_key(base, "/v1/messages/count_tokens"), "anthropic.count_tokens", self._count_tokens)
 
     def _serve(self, key: Key, name: str, handler: Handler) -> None:
         self.routes[key] = (name, handler)
@@ -423,7 +401,7 @@ class Wire:
         if fault.kind == "malformed":
             if rec.stream:
                 return sse_response([b'data: {"id": "broken", "choices": [{"delta": \n\n'])
-            return httpx.Response(200, headers=_JSON, stream=Body(b'{"id": "broken", "object": '))
+            return httpx.Response(200, headers=JSON, stream=Body(b'{"id": "broken", "object": '))
         # stream_cut: the start of an answer, then the connection drops
         cut = httpx.RemoteProtocolError("peer closed connection without sending complete message body "
                                         "(incomplete chunked read)", request=request)
@@ -431,8 +409,8 @@ class Wire:
         body = rec.body
         model = str(body.get("model", "policy"))
         if not rec.stream:
-            whole = _dumps({"id": "cut", "object": "partial"}).encode()
-            return httpx.Response(200, headers=_JSON, stream=Chunks([whole[: len(whole) // 2]], cut))
+            whole = dumps({"id": "cut", "object": "partial"}).encode()
+            return httpx.Response(200, headers=JSON, stream=Chunks([whole[: len(whole) // 2]], cut))
         if api == "openai.chat":
             events = fmt.chat_chunks(placeholder, rid=f"chatcmpl-{self.run_slug}-{rec.n}", model=model,
                                      created=EPOCH_TS, include_usage=False)
@@ -466,147 +444,3 @@ def unmatched_hint(request: httpx.Request) -> str:
 set_unmatched_hint(unmatched_hint)
 
 
-# --- HTTP-backed tools --------------------------------------------------------------------
-
-
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_CONNECT_FAULTS = ("timeout", "refused")
-
-
-@dataclass(frozen=True)
-class HttpTool:
-    """A fake tool behind an HTTP API: ``http_tool("fetch_invoice", "GET https://billing.test/invoices/{invoice_id}")``.
-
-    The tool's arguments come from the path placeholders, the query string and a JSON
-    object body. The tool's fault schedule answers at the transport (see ``respond``);
-    ``connect_faults`` ({request number: "timeout" | "refused"}) fail before the request
-    reaches the tool, so those requests execute nothing.
-    """
-
-    tool: str
-    method: str
-    url: str
-    connect_faults: Mapping[int, str] = field(default_factory=dict)
-
-    def bind(self, wire: Wire) -> _BoundHttpTool:
-        return _BoundHttpTool(self, wire)
-
-    def describe(self) -> str:
-        return f"{self.method} {self.url} -> {self.tool}"
-
-
-def http_tool(tool: str, route: str, *, method: str | None = None,
-              connect_faults: Mapping[int | str, str] | None = None) -> HttpTool:
-    """An HTTP-backed tool; ``route`` is ``"METHOD URL"`` or a URL (``method`` then defaults to GET)."""
-    parts = route.split(None, 1)
-    if len(parts) == 2 and parts[0].isalpha() and parts[0].isupper():
-        verb, url = parts
-    else:
-        verb, url = method or "GET", route
-    if method is not None and method.upper() != verb:
-        raise ValueError(f"http_tool {tool!r}: the route says {verb} but method={method!r}")
-    faults: dict[int, str] = {}
-    for key, value in (connect_faults or {}).items():
-        if value not in _CONNECT_FAULTS:
-            raise ValueError(f"http_tool {tool!r}: connect_faults[{key!r}] must be one of {_CONNECT_FAULTS}, got {value!r}")
-        faults[int(key)] = value
-    if not httpx.URL(_PLACEHOLDER.sub("x", url)).host:
-        raise ValueError(f"http_tool {tool!r}: expected an absolute URL, got {url!r}")
-    return HttpTool(tool, verb.upper(), url, faults)
-
-
-_STATUS = {"unavailable": 503, "rate_limited": 429, "internal_error": 500, "permission_denied": 403,
-           "policy_blocked": 403, "not_found": 404}
-
-
-class _BoundHttpTool:
-    def __init__(self, spec: HttpTool, wire: Wire) -> None:
-        self.spec = spec
-        self.wire = wire
-        tool = wire.toolbox.spec(spec.tool)  # raises UnknownTool naming the known tools
-        self.props = dict((tool.parameters or {}).get("properties") or {})
-        template = httpx.URL(_PLACEHOLDER.sub(lambda m: f"__{m.group(1)}__", spec.url))
-        self.host, self.port = template.host, template.port
-        path = template.path
-        pattern = re.escape(path)
-        for name in _PLACEHOLDER.findall(spec.url):
-            pattern = pattern.replace(re.escape(f"__{name}__"), f"(?P<{name}>[^/]+)")
-        self.path = re.compile(pattern + r"/?\Z")
-        self.requests = 0
-
-    def describe(self) -> str:
-        return self.spec.describe()
-
-    def match(self, request: httpx.Request) -> dict[str, Any] | None:
-        url = request.url
-        if url.host != self.host or url.port != self.port or request.method != self.spec.method:
-            return None
-        m = self.path.match(url.path)
-        if m is None:
-            return None
-        args: dict[str, Any] = {k: unquote(v) for k, v in m.groupdict().items()}
-        for k, v in url.params.multi_items():
-            args.setdefault(k, v)
-        if request.content:
-            try:
-                body = json.loads(request.content)
-            except ValueError:
-                body = None
-            if isinstance(body, Mapping):
-                args.update(body)
-        return {k: self._coerce(k, v) for k, v in args.items()}
-
-    def _coerce(self, name: str, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        kind = (self.props.get(name) or {}).get("type")
-        try:
-            if kind == "integer":
-                return int(value)
-            if kind == "number":
-                return float(value)
-        except ValueError:
-            return value
-        if kind == "boolean" and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        return value
-
-    def handle(self, request: httpx.Request, args: dict[str, Any]) -> httpx.Response:
-        with self.wire.lock:
-            self.requests += 1
-            connect = self.spec.connect_faults.get(self.requests)
-            clock = self.wire.clock
-            if connect == "timeout":
-                clock.advance(read_timeout(request, "connect") or 5.0)
-                raise httpx.ConnectTimeout("timed out", request=request)
-            if connect == "refused":
-                raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
-            _, outcome = self.wire.toolbox.execute(self.spec.tool, args)
-        return respond(outcome, request)
-
-
-def respond(outcome: Any, request: httpx.Request) -> httpx.Response:
-    """A tool outcome at the transport.
-
-    SUCCESS 200 (a string payload, e.g. a malformed one, goes out verbatim), PENDING 202,
-    timeout -> ``httpx.ReadTimeout``, connection reset -> ``httpx.ReadError``, 503/429/500
-    with ``Retry-After`` when the outcome has one, PRECONDITION 400 naming the field,
-    permission denied / policy blocked 403, not found 404. A latency beyond the client's
-    read timeout is a read timeout too.
-    """
-    limit = read_timeout(request)
-    cls = outcome.cls.value
-    if outcome.code == "timeout" or (limit is not None and outcome.latency > limit):
-        raise httpx.ReadTimeout("The read operation timed out", request=request)
-    if outcome.code == "connection_reset":
-        raise httpx.ReadError("[Errno 104] Connection reset by peer", request=request)
-    if cls in ("SUCCESS", "PENDING"):
-        data = outcome.data
-        if isinstance(data, str):
-            return httpx.Response(200, headers=_JSON, stream=Body(data.encode()))
-        return json_response(202 if cls == "PENDING" else 200, data)
-    headers = []
-    if outcome.retry_after is not None:
-        headers.append((b"retry-after", str(max(0, math.ceil(outcome.retry_after))).encode()))
-    status = 400 if cls == "PRECONDITION" else _STATUS.get(outcome.code, 500 if cls == "RETRYABLE" else 403)
-    return json_response(status, outcome.error_payload(), headers)

@@ -13,8 +13,8 @@ import functools
 from pathlib import Path
 
 import pytest
-from toolchaos.certification import _suite as _certify
-from toolchaos.certification._suite import (
+import toolchaos.certification as _certify
+from toolchaos.certification import (
     ABLATIONS,
     AGENT_VARIANTS,
     NAIVE_MUST_FAIL,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from toolchaos import cli
 from toolchaos._agents import AgentRefError
-from toolchaos.cli import CommandError, build_parser, main
+from toolchaos.cli import CommandError, main
 
 
 def test_top_level_help_lists_commands_and_examples(capsys: pytest.CaptureFixture[str]) -> None:
@@ -25,9 +25,8 @@ def test_top_level_help_lists_commands_and_examples(capsys: pytest.CaptureFixtur
 
 
 def test_every_command_has_help_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
-    _, modules = build_parser()
-    assert {"list", "new"} <= set(modules)
-    for name, mod in modules.items():
+    assert {"list", "new"} <= set(cli.COMMANDS)
+    for name, mod in cli.COMMANDS.items():
         assert mod.HELP and "\n" not in mod.HELP, name
         assert mod.EXAMPLES.strip().startswith("toolchaos") or "toolchaos" in mod.EXAMPLES, name
         with pytest.raises(SystemExit) as exc:
@@ -80,7 +79,7 @@ class _Fake:
 
 
 def run_fake(monkeypatch: pytest.MonkeyPatch, fake: Any) -> int:
-    monkeypatch.setattr(cli, "_modules", lambda: {"fake": fake})
+    monkeypatch.setattr(cli, "COMMANDS", {"fake": fake})
     return main(["fake"])
 
 

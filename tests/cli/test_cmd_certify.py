@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import toolchaos
-from toolchaos.certification._suite import suite
+from toolchaos.certification import suite
 from toolchaos.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

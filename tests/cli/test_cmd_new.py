@@ -46,7 +46,7 @@ def test_every_fault_kind_has_a_template() -> None:
 @pytest.mark.parametrize("tool", ["fetch_invoice", "charge_payment"])
 def test_scaffolds_pass_against_the_reference_agent(tool: str) -> None:
     """A scaffold is a correct test: the guarded reference passes it, the naive loop fails the loop ones."""
-    run_scenario = pytest.importorskip("toolchaos.certification._suite").run_scenario
+    run_scenario = pytest.importorskip("toolchaos.certification").run_scenario
     for fault in KINDS:
         scenario = load(scaffold(tool, fault), "s.chaos.yaml")
         guarded = run_scenario(scenario, "builtin:guarded")

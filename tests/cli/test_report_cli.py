@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import report_samples as sup
-from toolchaos.reports._core import add_report_arguments, exit_code, finish_command, read_report
+from toolchaos.reports import add_report_arguments, exit_code, finish_command, read_report
 
 
 def parse(*argv: str) -> argparse.Namespace:

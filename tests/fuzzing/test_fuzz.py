@@ -148,7 +148,7 @@ def _scenario_module() -> Any:
 @pytest.mark.parametrize("agent", ["builtin:naive", skips_idempotency_after_503])
 def test_the_shrunk_yaml_loads_and_fails_the_same_way(agent: Any) -> None:
     scenario_mod = _scenario_module()
-    from toolchaos.certification._suite import run_scenario
+    from toolchaos.certification import run_scenario
 
     kw: dict[str, Any] = {"policy": policies.stubborn("charge_payment", PAY), "task": "Charge customer c1 once."}
     if agent == "builtin:naive":

@@ -55,7 +55,7 @@ def _choices(parser: argparse.ArgumentParser, command: str) -> list[str]:
 
 
 def test_analyze_and_replay_offer_every_format() -> None:
-    parser, _ = build_parser()
+    parser = build_parser()
     assert _choices(parser, "analyze") == ["auto", *FORMATS]
     assert _choices(parser, "replay") == ["auto", *FORMATS]
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from toolchaos import policies
-from toolchaos.certification._suite import run_scenario
+from toolchaos.certification import run_scenario
 from toolchaos.cli import main
 from toolchaos.logs import FORMATS, conversation
 from toolchaos.policies import PolicyError

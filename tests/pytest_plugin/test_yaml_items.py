@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from toolchaos.certification._suite import suite
+from toolchaos.certification import suite
 
 SCENARIO = """\
 id: timeout-loop

@@ -13,7 +13,7 @@ import pytest
 import report_samples as sup
 from toolchaos import policies
 from toolchaos.fake_tools import catalogue
-from toolchaos.reports._core import (
+from toolchaos.reports import (
     LEVEL_ORDER,
     SCHEMA,
     SCHEMA_VERSION,
@@ -395,7 +395,7 @@ def test_html_escapes_everything_from_the_run(tmp_path: Path) -> None:
 
 
 def test_the_certification_suite_reports_twice_the_same(tmp_path: Path) -> None:
-    certify = pytest.importorskip("toolchaos.certification._suite")
+    certify = pytest.importorskip("toolchaos.certification")
     scenarios = certify.suite()[:6]
     if not scenarios:  # pragma: no cover
         pytest.skip("no bundled scenarios in this checkout")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import report_samples as sup
-from toolchaos.reports._core import write_reports
+from toolchaos.reports import write_reports
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = next((path for name in CANDIDATES if (path := shutil.which(name))), None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from toolchaos.certification._suite import run_scenario, suite
+from toolchaos.certification import run_scenario, suite
 
 EXAMPLES = suite("examples")
 

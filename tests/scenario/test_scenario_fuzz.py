@@ -14,7 +14,7 @@ import freezegun.api as fz
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from toolchaos.certification._suite import run_scenario
+from toolchaos.certification import run_scenario
 from toolchaos.scenario._loader import ScenarioError, load_text
 
 VALID: dict[str, Any] = {

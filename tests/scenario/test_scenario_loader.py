@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from toolchaos.certification._suite import run_scenario
+from toolchaos.certification import run_scenario
 from toolchaos.scenario._loader import Scenario, ScenarioError, load_file, load_text
 
 BASE = """\

@@ -1,0 +1,148 @@
+"""Judging a scenario: its expectations checked on its runs, the verdict, and what a failing one prints.
+
+``judge(scenario, first, second)`` is shared by every way of running a scenario: in
+process (``toolchaos.certification.run_scenario``) and through the wire with a framework
+(``toolchaos.adapters.matrix``), so both check exactly the same. A scenario with a
+``restart`` is judged on one story (``combine``): the first run and the restarted one,
+in one trace and one effect ledger; an expectation's ``phase`` picks the story
+(``run``), the first run (``before``) or each run (``each``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolchaos._engine import RunResult
+from toolchaos._internal.limits import session_real_seconds
+from toolchaos._internal.trace import Trace
+from toolchaos.certification._verdict import ScenarioVerdict
+from toolchaos.errors import trace_file_line
+from toolchaos.fake_tools import EffectLedger
+from toolchaos.invariants import _builtin as _invariants
+from toolchaos.invariants._builtin import Violation
+from toolchaos.scenario._loader import Expectation, Scenario
+
+
+@dataclass
+class Verdict(ScenarioVerdict):
+    """A ``ScenarioVerdict`` that remembers which expectation each violation broke."""
+
+    scenario: Scenario | None = None
+    failures: list[tuple[Expectation, Violation]] = field(default_factory=list)
+    runs: list[RunResult] = field(default_factory=list)  # the single run, or the first run and the restarted one
+
+    @property
+    def first(self) -> tuple[Expectation, Violation] | None:
+        return self.failures[0] if self.failures else None
+
+    def headline(self) -> str:
+        if self.passed:
+            return f"PASS {self.id}"
+        _, v = self.failures[0]
+        return f"FAIL {self.id}: {v.headline()}"
+
+
+def check_invariant(invariant: Any, result: RunResult) -> list[Violation]:
+    """The violations of one invariant on one run; an invariant that raises is one violation, saying so."""
+    try:
+        return _invariants.check_all(result, [invariant])
+    except Exception as exc:  # a custom invariant's bug: a failed check, reported, not a crash of the run
+        name = str(getattr(invariant, "name", type(invariant).__name__))
+        return [Violation(name, "the invariant to run", f"it raised {type(exc).__name__}: {exc}")]
+
+
+def combine(first: RunResult, second: RunResult) -> RunResult:
+    """One story from a run and its restart: one trace (the second run's events after the
+    first's, in sequence and virtual time) and one effect ledger; the state is the last run's."""
+    seq_off = max((e["seq"] for e in first.trace.events), default=0)
+    step_off = first.turns
+    t_off = first.virtual_seconds
+    events = list(first.trace.events)
+    for e in second.trace.events:
+        moved = e.copy()  # the same keys in the same order, moved in sequence and time
+        moved["seq"] += seq_off
+        moved["step"] += step_off
+        moved["t"] = round(e["t"] + t_off, 6)
+        events.append(moved)
+    ledger = EffectLedger()
+    for f in first.ledger.effects:
+        ledger.record(f.tool, f.key, f.applied, f.status, f.seq)
+    for f in second.ledger.effects:
+        ledger.record(f.tool, f.key, f.applied, f.status, f.seq + seq_off)
+    for e in events:  # the effect counts shown in the trace are the story's, not the restarted run's
+        if e["kind"] == "tool" and e.get("effects") is not None and e["seq"] > seq_off:
+            e["effects"] = sum(1 for f in ledger.effects if f.applied and f.tool == e["tool"] and f.seq <= e["seq"])
+    return RunResult(
+        run_id=f"{first.run_id}+restart", seed=second.seed, task=second.task, terminal_state=second.terminal_state,
+        answer=second.answer, stop_report=second.stop_report, trace=Trace(events), ledger=ledger,
+        usage=[*first.usage, *second.usage], harness_stop=first.harness_stop or second.harness_stop,
+        error=first.error or second.error, virtual_seconds=first.virtual_seconds + second.virtual_seconds,
+        tools={**first.tools, **second.tools})
+
+
+def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str) -> Verdict:
+    """The verdict on a scenario's run (``second``: the restarted run, for a scenario with a restart)."""
+    runs = [first] if second is None else [first, second]
+    result = first if second is None else combine(first, second)
+    targets = {"run": [result], "before": [first], "each": runs}
+    failures = [(exp, v) for exp in scenario.expect for target in targets[exp.phase]
+                for v in check_invariant(exp.invariant, target)]
+    failures.sort(key=lambda f: (f[1].seq is None, f[1].seq or 0))
+    return Verdict(
+        id=scenario.name, title=scenario.title, category=scenario.category, severity=scenario.severity,
+        result=result, violations=[v for _, v in failures], expect=scenario.invariants, path=scenario.path,
+        content_hash=scenario.content_hash, agent=agent, scenario=scenario, failures=failures, runs=runs)
+
+
+def _shown(path: Path | None) -> str:
+    if path is None:
+        return "<scenario>"
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def render_failure(verdict: Verdict) -> str:
+    """What a failing scenario prints: the broken invariant, its YAML, the trace around it."""
+    sc = verdict.scenario
+    result = verdict.result
+    where = _shown(verdict.path)
+    exp, first = verdict.failures[0]
+    at = f" at step {first.step} (trace event #{first.seq})" if first.seq is not None else ""
+    phase = " [first run, before the restart]" if exp.phase == "before" else ""
+    lines = [f"invariant {first.invariant} broke{at}{phase}",
+             f"  expected: {first.expected}",
+             f"  actual:   {first.actual}"]
+    if exp.line is not None:
+        lines.append(f"  expectation ({where}:{exp.line}):")
+        lines += [f"    {text}" for text in exp.text.splitlines()]
+    else:
+        lines.append(f"  expectation: {exp.text} (always checked)")
+    if len(verdict.failures) > 1:
+        lines.append("also broke:")
+        for e, v in verdict.failures[1:]:
+            line = f" (line {e.line})" if e.line is not None else ""
+            lines.append(f"  - {v.headline()}{line}")
+    lines.append("")
+    lines.append(f"chaos scenario {verdict.id} against {verdict.agent} ({verdict.category}, {verdict.severity}): "
+                 f"{sc.title if sc is not None else ''}")
+    lines.append(f"  file: {where}:{sc.line if sc is not None else 1}")
+    lines.append("")
+    lines.append(result.summary())
+    if result.error:
+        lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
+    if first.seq is not None:
+        lines.append(f"trace around event #{first.seq}:")
+        lines.append(result.trace.table(around=first.seq, radius=6))
+    else:
+        lines.append("trace (last events):")
+        lines.append(result.trace.table(around=result.trace.events[-1]["seq"] if result.trace.events else None,
+                                        radius=10))
+    lines.append(trace_file_line(result))
+    limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
+    again = f" --real-seconds {limit:g}" if limit is not None else ""
+    lines.append(f"reproduce: toolchaos run {where} --agent {verdict.agent} --seed {result.seed}{again}")
+    return "\n".join(lines)

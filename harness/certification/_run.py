@@ -1,0 +1,31 @@
+"""Running a scenario in process: its run (and the restarted one, sharing the agent's ``store``), judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from toolchaos._engine import run, safe_name
+from toolchaos.certification._judge import Verdict, judge
+from toolchaos.certification._variants import agent_label
+from toolchaos.scenario._loader import Scenario
+
+
+def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = None,
+                 artifacts: str | Path | None = None, label: str | None = None) -> Verdict:
+    """Run a scenario against ``agent`` (default: the scenario's own, else ``builtin:guarded``)."""
+    agent = agent if agent is not None else (scenario.agent or "builtin:guarded")
+    seed = scenario.seed if seed is None else seed
+    store: dict[str, Any] = {}
+    common: dict[str, Any] = {"seed": seed, "budgets": scenario.budgets, "ceiling": scenario.ceiling, "store": store}
+    first = run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
+                **common)
+    second = None
+    if scenario.restart is not None:
+        r = scenario.restart
+        second = run(agent, task=r.task, tools=r.tools, policy=r.policy(), name=f"{scenario.name}~restart",
+                     **common)
+    verdict = judge(scenario, first, second, agent=label or agent_label(agent))
+    if artifacts is not None:
+        verdict.result.trace.write(Path(artifacts) / f"{safe_name(scenario.name)}.trace.jsonl")
+    return verdict
