@@ -21,15 +21,15 @@ from toolchaos.errors import (
     UnknownTool,
 )
 from toolchaos.fake_tools import catalogue, faults
-from toolchaos.fake_tools._fingerprint import canonical, fingerprint, normalise
+from toolchaos.fake_tools._fingerprint import canonical, digest, fingerprint, normalise
 from toolchaos.fake_tools._ledger import Effect, EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
-from toolchaos.fake_tools._schedule import FaultSchedule, Rule, rule, schedule
+from toolchaos.fake_tools._schedule import RULE_KEYS, FaultSchedule, Rule, rule, schedule
 from toolchaos.fake_tools._tool import FakeTool, ManualClock, ToolSet, ToolState, fake_tool
 
 __all__ = [
-    "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
+    "RULE_KEYS", "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
     "OutcomeClass", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
-    "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical", "catalogue", "fake_tool",
-    "faults", "fingerprint", "normalise", "rule", "schedule",
+    "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical", "catalogue", "digest",
+    "fake_tool", "faults", "fingerprint", "normalise", "rule", "schedule",
 ]

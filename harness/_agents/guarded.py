@@ -46,8 +46,7 @@ from typing import Any
 
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
 from toolchaos._internal.types import AgentResult
-from toolchaos.fake_tools import ToolError
-from toolchaos.fake_tools._fingerprint import canonical, digest
+from toolchaos.fake_tools import ToolError, canonical, digest
 
 _FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
                     "known overview me to".split())

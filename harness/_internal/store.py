@@ -29,8 +29,7 @@ from collections.abc import Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, SupportsIndex
 
-from toolchaos.fake_tools import EffectLedger
-from toolchaos.fake_tools._ledger import Effect
+from toolchaos.fake_tools import Effect, EffectLedger
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key));

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolchaos._internal.model import Decision
-from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
+from toolchaos.fake_tools import canonical, digest, normalise
 
 # A call's result when the log never recorded one (``None`` is a result: a tool that answered null).
 NO_RESULT: Any = object()
