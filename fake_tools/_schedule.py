@@ -11,12 +11,12 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, as_fault
 
-RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")
+RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")  # what a rule mapping may hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,23 +88,37 @@ def rule(outcome: Any, *, call: int | None = None, calls: Sequence[int | None] |
          tool: str = "?", where: str = "faults") -> Rule:
     """Build and validate one rule; errors name the tool and the field."""
     fault = as_fault(outcome, f"{where}.outcome", tool)
-    if call is not None and (isinstance(call, bool) or not isinstance(call, int) or call < 1):
-        raise DefinitionError(tool, f"{where}.call", f"expected a call number >= 1, got {call!r}")
-    rng: tuple[int, int | None] | None = None
-    if calls is not None:
-        if (not isinstance(calls, (list, tuple)) or len(calls) != 2
-                or not isinstance(calls[0], int) or isinstance(calls[0], bool) or calls[0] < 1
-                or not (calls[1] is None or (isinstance(calls[1], int) and calls[1] >= calls[0]))):
-            raise DefinitionError(tool, f"{where}.calls",
-                                  f"expected [first, last] with 1 <= first <= last (last may be null), got {calls!r}")
-        rng = (calls[0], calls[1])
-    if match is not None and not isinstance(match, Mapping):
-        raise DefinitionError(tool, f"{where}.match", f"expected a mapping of argument values, got {match!r}")
-    if probability is not None and (isinstance(probability, bool) or not isinstance(probability, (int, float))
-                                    or not 0 <= probability <= 1):
-        raise DefinitionError(tool, f"{where}.probability", f"expected a number in [0, 1], got {probability!r}")
-    return Rule(fault, call, rng, None if match is None else dict(match),
-                None if probability is None else float(probability))
+    for key, problem in (("call", _call_problem(call)), ("calls", _calls_problem(calls)),
+                         ("match", _match_problem(match)), ("probability", _probability_problem(probability))):
+        if problem:
+            raise DefinitionError(tool, f"{where}.{key}", problem)
+    return Rule(fault, call, None if calls is None else (cast(int, calls[0]), calls[1]),
+                None if match is None else dict(match), None if probability is None else float(probability))
+
+
+def _whole(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _call_problem(call: Any) -> str:
+    return "" if call is None or _whole(call, 1) else f"expected a call number >= 1, got {call!r}"
+
+
+def _calls_problem(calls: Any) -> str:
+    if calls is None or (isinstance(calls, (list, tuple)) and len(calls) == 2 and _whole(calls[0], 1)
+                         and (calls[1] is None or (isinstance(calls[1], int) and calls[1] >= calls[0]))):
+        return ""
+    return f"expected [first, last] with 1 <= first <= last (last may be null), got {calls!r}"
+
+
+def _match_problem(match: Any) -> str:
+    return "" if match is None or isinstance(match, Mapping) else f"expected a mapping of argument values, got {match!r}"
+
+
+def _probability_problem(p: Any) -> str:
+    if p is None or (isinstance(p, (int, float)) and not isinstance(p, bool) and 0 <= p <= 1):
+        return ""
+    return f"expected a number in [0, 1], got {p!r}"
 
 
 def parse_rule(spec: Any, tool: str, where: str) -> Rule:
