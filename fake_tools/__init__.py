@@ -20,7 +20,7 @@ from toolchaos.errors import (
     ToolTimeout,
     UnknownTool,
 )
-from toolchaos.fake_tools import catalogue, faults
+from toolchaos.fake_tools import catalogue, faults, registry
 from toolchaos.fake_tools._fingerprint import canonical, digest, fingerprint, normalise
 from toolchaos.fake_tools._ledger import Effect, EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
@@ -31,5 +31,5 @@ __all__ = [
     "RULE_KEYS", "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
     "OutcomeClass", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
     "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical", "catalogue", "digest",
-    "fake_tool", "faults", "fingerprint", "normalise", "rule", "schedule",
+    "fake_tool", "faults", "fingerprint", "normalise", "registry", "rule", "schedule",
 ]

@@ -1,14 +1,16 @@
 """The fault taxonomy: what one call of a fake tool answers.
 
 Each fault kind is a small immutable object whose ``resolve`` turns one call into an
-``Outcome``. Faults are built in Python (``toolchaos.fake_tools.faults.timeout(after=30)``) or
-parsed from plain data (``{"timeout": {"after": 30}}``, as YAML scenarios write them);
-both paths end in the same constructors, so there is one validation path.
+``Outcome`` and whose ``to_data`` writes it as plain data. Faults are built in Python
+(``toolchaos.fake_tools.faults.timeout(after=30)``) or parsed from plain data
+(``{"timeout": {"after": 30}}``, as YAML scenarios write them); both paths end in the
+same constructors, so there is one validation path. Each constructor is registered in
+``FAULTS`` (``toolchaos.fake_tools.registry``), which is where every list of fault
+kinds comes from.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -17,6 +19,7 @@ from typing import Any
 
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
+from toolchaos.fake_tools.registry import Param, Registry
 
 S = OutcomeClass.SUCCESS
 
@@ -46,6 +49,18 @@ class Fault:
     def describe(self) -> str:
         return self.kind
 
+    def to_data(self) -> Any:  # pragma: no cover - abstract
+        """The plain-data (YAML) spelling: ``as_fault(fault.to_data()) == fault``."""
+        raise NotImplementedError
+
+
+FAULTS: Registry[Fault] = Registry("fault", key="kind")
+
+
+def _num(x: float) -> float | int:
+    """A whole number of seconds is written without its ``.0``."""
+    return int(x) if float(x).is_integer() else x
+
 
 @dataclass(frozen=True, slots=True)
 class Ok(Fault):
@@ -58,6 +73,9 @@ class Ok(Fault):
     def resolve(self, call: CallInfo) -> Outcome:
         return Outcome("ok", S, "ok", self.data if self.has_data else call.payload())
 
+    def to_data(self) -> Any:
+        return {"ok": {"data": self.data}} if self.has_data else "ok"
+
 
 @dataclass(frozen=True, slots=True)
 class Empty(Fault):
@@ -68,6 +86,9 @@ class Empty(Fault):
 
     def resolve(self, call: CallInfo) -> Outcome:
         return Outcome("empty", S, "empty", self.data)
+
+    def to_data(self) -> Any:
+        return "empty" if self.data == [] else {"empty": {"data": self.data}}
 
 
 MALFORMED_VARIANTS = ("invalid_json", "schema_violation", "truncated", "wrong_type")
@@ -94,6 +115,9 @@ class Malformed(Fault):
             data = [data] if isinstance(good, str) else str(data)
         return Outcome("malformed", S, f"malformed_{self.variant}", data)
 
+    def to_data(self) -> Any:
+        return {"malformed": {"variant": self.variant}}
+
 
 @dataclass(frozen=True, slots=True)
 class Timeout(Fault):
@@ -110,6 +134,9 @@ class Timeout(Fault):
             applied=self.applied,
         )
 
+    def to_data(self) -> Any:
+        return {"timeout": {"after": _num(self.after), "applied": self.applied}}
+
 
 TRANSIENT_CODES = {
     "503": "unavailable", "unavailable": "unavailable",
@@ -117,6 +144,9 @@ TRANSIENT_CODES = {
     "reset": "connection_reset", "connection_reset": "connection_reset",
     "500": "internal_error", "internal_error": "internal_error",
 }
+# How plain data writes each code: the status number where there is one.
+_TRANSIENT_SPELLING: dict[str, str | int] = {"unavailable": 503, "rate_limited": 429, "internal_error": 500,
+                                             "connection_reset": "reset"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +169,12 @@ class Transient(Fault):
             retry_after=self.retry_after, applied=False,
         )
 
+    def to_data(self) -> Any:
+        params: dict[str, Any] = {"code": _TRANSIENT_SPELLING.get(self.code, self.code)}
+        if self.retry_after is not None:
+            params["retry_after"] = _num(self.retry_after)
+        return {"transient": params}
+
 
 FATAL_CODES = ("permission_denied", "not_found", "invalid_argument", "policy_blocked")
 
@@ -158,6 +194,12 @@ class Fatal(Fault):
             name = sorted(call.args)[0]
         message = f"invalid value for argument {name!r}" if name else ""
         return Outcome("fatal", cls, self.code, None, message=message, applied=False, field=name)
+
+    def to_data(self) -> Any:
+        params: dict[str, Any] = {"code": self.code}
+        if self.field_name is not None:
+            params["field"] = self.field_name
+        return {"fatal": params}
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +227,9 @@ class Pending(Fault):
             )
         return self.then.resolve(call)
 
+    def to_data(self) -> Any:
+        return {"pending": {"polls": self.polls, "then": FAULTS.to_data(self.then), "interval": _num(self.interval)}}
+
 
 @dataclass(frozen=True, slots=True)
 class Contradictory(Fault):
@@ -201,6 +246,9 @@ class Contradictory(Fault):
         value = self.values[counter[0] % len(self.values)]
         counter[0] += 1
         return Outcome("contradictory", S, "contradictory", value)
+
+    def to_data(self) -> Any:
+        return {"contradictory": {"values": list(self.values)}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +277,9 @@ class Paginated(Fault):
         data = {"items": items, "page": page, "pages": self.pages, "next_cursor": nxt}
         return Outcome("paginated", S, "ok", data)
 
+    def to_data(self) -> Any:
+        return {"paginated": {"pages": self.pages, "page_size": self.page_size, "cursor_arg": self.cursor_arg}}
+
 
 @dataclass(frozen=True, slots=True)
 class Slow(Fault):
@@ -241,6 +292,9 @@ class Slow(Fault):
     def resolve(self, call: CallInfo) -> Outcome:
         inner = self.then.resolve(call)
         return replace(inner, latency=inner.latency + self.latency)
+
+    def to_data(self) -> Any:
+        return {"slow": {"latency": _num(self.latency), "then": FAULTS.to_data(self.then)}}
 
 
 _FILLER = "The quick brown fox jumps over the lazy dog. "
@@ -257,29 +311,37 @@ class Oversized(Fault):
         reps = math.ceil(self.size / len(_FILLER))
         return Outcome("oversized", S, "oversized", {"content": (_FILLER * reps)[: self.size]})
 
+    def to_data(self) -> Any:
+        return {"oversized": {"size": self.size}}
+
 
 # --- constructors: the public Python spelling, and the single validation path ----------
 
 
+@FAULTS.register(Ok, help="success with given data or seeded realistic data")
 def ok(data: Any = None) -> Ok:
     return Ok(data, data is not None)
 
 
+@FAULTS.register(Empty, help="success with an empty result")
 def empty(data: Any = None) -> Empty:
     return Empty([] if data is None else data)
 
 
+@FAULTS.register(Malformed, help="invalid_json | schema_violation | truncated | wrong_type")
 def malformed(variant: str = "invalid_json") -> Malformed:
     _check_choice("variant", variant, MALFORMED_VARIANTS)
     return Malformed(variant)
 
 
+@FAULTS.register(Timeout, help="no answer after N seconds; applied: true = the side effect still happened")
 def timeout(after: float = 30.0, applied: bool = False) -> Timeout:
     _check_number("after", after, minimum=0)
     _check_bool("applied", applied)
     return Timeout(float(after), applied)
 
 
+@FAULTS.register(Transient, help="503, 429 with retry_after (enforced), connection reset")
 def transient(code: str | int = 503, retry_after: float | None = None) -> Transient:
     key = str(code)
     _check_choice("code", key, tuple(TRANSIENT_CODES))
@@ -289,11 +351,13 @@ def transient(code: str | int = 503, retry_after: float | None = None) -> Transi
     return Transient(TRANSIENT_CODES[key], retry_after)
 
 
+@FAULTS.register(Fatal, help="permission_denied | not_found | invalid_argument | policy_blocked")
 def fatal(code: str = "permission_denied", field: str | None = None) -> Fatal:
     _check_choice("code", code, FATAL_CODES)
     return Fatal(code, field)
 
 
+@FAULTS.register(Pending, help="'still processing' for N polls, then an inner outcome")
 def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5.0) -> Pending:
     if polls is not None:
         _check_number("polls", polls, minimum=0, integer=True)
@@ -302,6 +366,7 @@ def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5
     return Pending(polls, inner, float(interval))
 
 
+@FAULTS.register(Contradictory, help="answers that disagree with earlier answers")
 def contradictory(values: list[Any] | tuple[Any, ...] | None = None) -> Contradictory:
     if values is None:
         return Contradictory()
@@ -310,42 +375,23 @@ def contradictory(values: list[Any] | tuple[Any, ...] | None = None) -> Contradi
     return Contradictory(tuple(values))
 
 
+@FAULTS.register(Paginated, help="pages behind a cursor (legit repetition)")
 def paginated(pages: int = 3, page_size: int = 5, cursor_arg: str = "cursor") -> Paginated:
     _check_number("pages", pages, minimum=1, integer=True)
     _check_number("page_size", page_size, minimum=1, integer=True)
     return Paginated(int(pages), int(page_size), cursor_arg)
 
 
+@FAULTS.register(Slow, help="answers after N seconds with an inner outcome")
 def slow(latency: float = 10.0, then: Fault | Any = None) -> Slow:
     _check_number("latency", latency, minimum=0)
     return Slow(float(latency), Ok() if then is None else as_fault(then, "then"))
 
 
+@FAULTS.register(Oversized, help="a result of N bytes")
 def oversized(size: int = 1_000_000) -> Oversized:
     _check_number("size", size, minimum=1, integer=True)
     return Oversized(int(size))
-
-
-KINDS: dict[str, Callable[..., Fault]] = {
-    "ok": ok, "empty": empty, "malformed": malformed, "timeout": timeout,
-    "transient": transient, "fatal": fatal, "pending": pending,
-    "contradictory": contradictory, "paginated": paginated, "slow": slow,
-    "oversized": oversized,
-}
-
-KIND_HELP: dict[str, str] = {
-    "ok": "success with given data or seeded realistic data",
-    "empty": "success with an empty result",
-    "malformed": "invalid_json | schema_violation | truncated | wrong_type",
-    "timeout": "no answer after N seconds; applied: true = the side effect still happened",
-    "transient": "503, 429 with retry_after (enforced), connection reset",
-    "fatal": "permission_denied | not_found | invalid_argument | policy_blocked",
-    "pending": "'still processing' for N polls, then an inner outcome",
-    "contradictory": "answers that disagree with earlier answers",
-    "paginated": "pages behind a cursor (legit repetition)",
-    "slow": "answers after N seconds with an inner outcome",
-    "oversized": "a result of N bytes",
-}
 
 
 class _FieldError(ValueError):
@@ -375,23 +421,15 @@ def _check_number(name: str, value: Any, minimum: float, integer: bool = False) 
 
 
 def as_fault(spec: Any, where: str = "outcome", tool: str = "?") -> Fault:
-    """Parse a fault from ``"timeout"``, ``{"timeout": {...}}`` or a ``Fault``."""
+    """Parse a fault from ``"timeout"``, ``{"timeout": {...}}``, ``{"timeout": 30}`` or a ``Fault``."""
     if isinstance(spec, Fault):
         return spec
-    params: Any
     try:
-        if isinstance(spec, str):
-            name, params = spec, {}
-        elif isinstance(spec, Mapping) and len(spec) == 1:
-            name, raw = next(iter(spec.items()))
-            params = {} if raw is None else raw
-            if not isinstance(params, Mapping):
-                params = _positional(str(name), raw)
-        else:
-            raise _FieldError(where, f"expected a fault kind or a one-key mapping, got {spec!r}")
-        if name not in KINDS:
-            raise _FieldError(where, f"unknown fault kind {name!r}{did_you_mean(str(name), KINDS)}")
-        return KINDS[name](**_check_params(str(name), dict(params)))
+        name, raw = _split(spec, where)
+        kind = FAULTS.get(name)
+        if kind is None:
+            raise _FieldError(where, f"unknown fault kind {name!r}{did_you_mean(str(name), FAULTS)}")
+        return kind.build(**_check_params(kind.name, kind.param_names, _named(kind.first, raw)))
     except _FieldError as exc:
         field_path = exc.field if exc.field == where else f"{where}.{exc.field}"
         raise DefinitionError(tool, field_path, exc.problem) from None
@@ -399,25 +437,25 @@ def as_fault(spec: Any, where: str = "outcome", tool: str = "?") -> Fault:
         raise DefinitionError(tool, f"{where}.{exc.field}", exc.problem) from None
 
 
-def _positional(kind: str, raw: Any) -> dict[str, Any]:
-    """``{"malformed": "truncated"}`` and ``{"timeout": 30}`` style shorthand."""
-    first = {
-        "malformed": "variant", "timeout": "after", "transient": "code", "fatal": "code",
-        "slow": "latency", "oversized": "size", "paginated": "pages", "pending": "polls",
-        "ok": "data", "empty": "data", "contradictory": "values",
-    }
-    return {first[kind]: raw} if kind in first else {"?": raw}
+def _split(spec: Any, where: str) -> tuple[Any, Any]:
+    """(kind name, its raw parameters) of ``"kind"`` or ``{kind: parameters}``."""
+    if isinstance(spec, str):
+        return spec, None
+    if isinstance(spec, Mapping) and len(spec) == 1:
+        return next(iter(spec.items()))
+    raise _FieldError(where, f"expected a fault kind or a one-key mapping, got {spec!r}")
 
 
-@functools.cache
-def _params_of(kind: str) -> list[str]:
-    import inspect
+def _named(first: Param | None, raw: Any) -> dict[str, Any]:
+    """Parameters by name; ``{"malformed": "truncated"}``-style shorthand gives the first one."""
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    return {first.name if first is not None else "?": raw}
 
-    return list(inspect.signature(KINDS[kind]).parameters)  # ~20 us; suites build faults per scenario
 
-
-def _check_params(kind: str, params: dict[str, Any]) -> dict[str, Any]:
-    allowed = _params_of(kind)
+def _check_params(kind: str, allowed: tuple[str, ...], params: dict[str, Any]) -> dict[str, Any]:
     for key in params:
         if key not in allowed:
             raise _FieldError(key, f"unknown parameter for {kind!r}{did_you_mean(key, allowed)}"

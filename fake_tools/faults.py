@@ -1,12 +1,14 @@
 """Fault constructors: ``faults.timeout(after=30, applied=True)`` and friends.
 
 Every constructor validates its parameters; the same constructors serve plain-data
-(YAML) definitions through ``as_fault``.
+(YAML) definitions through ``as_fault``. ``FAULTS`` is the registry of fault kinds
+(``toolchaos.fake_tools.registry``): register a constructor there to add a kind, and
+write its resolution against ``CallInfo``.
 """
 
 from toolchaos.fake_tools._faults import (
-    KIND_HELP,
-    KINDS,
+    FAULTS,
+    CallInfo,
     Fault,
     as_fault,
     contradictory,
@@ -23,6 +25,6 @@ from toolchaos.fake_tools._faults import (
 )
 
 __all__ = [
-    "KINDS", "KIND_HELP", "Fault", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok",
-    "oversized", "paginated", "pending", "slow", "timeout", "transient",
+    "FAULTS", "CallInfo", "Fault", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok", "oversized",
+    "paginated", "pending", "slow", "timeout", "transient",
 ]

@@ -28,7 +28,7 @@ failing example shrinks to the few faults that matter.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,22 +37,8 @@ from toolchaos._internal.model import Decision, ModelView
 from toolchaos.errors import PolicyError, did_you_mean
 from toolchaos.fake_tools import FakeTool, Rule, catalogue
 from toolchaos.fake_tools import faults as F
-from toolchaos.fake_tools._faults import (
-    Contradictory,
-    Empty,
-    Fatal,
-    Fault,
-    Malformed,
-    Ok,
-    Oversized,
-    Paginated,
-    Pending,
-    Slow,
-    Timeout,
-    Transient,
-)
-from toolchaos.policies._builtin import BUILTIN as _POLICY_BUILDERS
-from toolchaos.policies._builtin import Policy
+from toolchaos.fake_tools.faults import FAULTS, Fault
+from toolchaos.policies import POLICIES, Policy
 
 # Kinds drawn by default, simplest first (hypothesis shrinks toward the first branch).
 # ``paginated`` is left out: it only makes sense for a tool that takes a cursor.
@@ -76,35 +62,25 @@ def _check_kinds(kinds: Iterable[str] | None, known: Sequence[str], what: str) -
     return chosen
 
 
-def _variants(kind: str) -> list[Fault]:
-    """The concrete faults drawn for one kind, simplest first (few per kind: the search stays dense)."""
-    if kind == "empty":
-        return [F.empty()]
-    if kind == "timeout":
-        return [F.timeout(30.0), F.timeout(30.0, applied=True)]
-    if kind == "transient":
-        return [F.transient(503), F.transient(429, retry_after=10.0), F.transient("reset"), F.transient(500)]
-    if kind == "fatal":
-        return [F.fatal("permission_denied"), F.fatal("invalid_argument"), F.fatal("not_found")]
-    if kind == "malformed":
-        return [F.malformed("invalid_json"), F.malformed("truncated")]
-    if kind == "pending":
-        return [F.pending(polls=3)]
-    if kind == "slow":
-        return [F.slow(latency=90.0)]
-    if kind == "contradictory":
-        return [F.contradictory()]
-    if kind == "oversized":
-        return [F.oversized(16384)]
-    if kind == "paginated":
-        return [F.paginated(pages=3)]
-    raise AssertionError(kind)  # pragma: no cover - guarded by _check_kinds
+# The concrete faults drawn for each kind, simplest first (few per kind: the search stays dense).
+_VARIANTS: dict[str, tuple[Fault, ...]] = {
+    "empty": (F.empty(),),
+    "timeout": (F.timeout(30.0), F.timeout(30.0, applied=True)),
+    "transient": (F.transient(503), F.transient(429, retry_after=10.0), F.transient("reset"), F.transient(500)),
+    "fatal": (F.fatal("permission_denied"), F.fatal("invalid_argument"), F.fatal("not_found")),
+    "malformed": (F.malformed("invalid_json"), F.malformed("truncated")),
+    "pending": (F.pending(polls=3),),
+    "slow": (F.slow(latency=90.0),),
+    "contradictory": (F.contradictory(),),
+    "oversized": (F.oversized(16384),),
+    "paginated": (F.paginated(pages=3),),
+}
 
 
 def fault_table(kinds: Iterable[str] | None = None) -> tuple[Fault, ...]:
     """Every concrete fault the strategies draw for ``kinds``, simplest first (``ok`` excluded)."""
     chosen = _check_kinds(DEFAULT_KINDS if kinds is None else kinds, ALL_KINDS, "fault kind")
-    return tuple(f for k in chosen if k != "ok" for f in _variants(k))
+    return tuple(f for k in chosen if k != "ok" for f in _VARIANTS[k])
 
 
 def outcomes(kinds: Iterable[str] | None = None, *, ok: bool = True) -> st.SearchStrategy[Fault]:
@@ -122,45 +98,10 @@ def outcomes(kinds: Iterable[str] | None = None, *, ok: bool = True) -> st.Searc
 
 # --- faults as plain data (the YAML spelling) -----------------------------------------
 
-_TRANSIENT_SPELLING: dict[str, Any] = {"unavailable": 503, "rate_limited": 429, "internal_error": 500,
-                                        "connection_reset": "reset"}
-
-
-def _num(x: float) -> float | int:
-    return int(x) if float(x).is_integer() else x
-
 
 def fault_data(fault: Fault) -> Any:
-    """The plain-data (YAML) spelling of a fault; ``as_fault(fault_data(f)) == f``."""
-    if isinstance(fault, Ok):
-        return {"ok": {"data": fault.data}} if fault.has_data else "ok"
-    if isinstance(fault, Empty):
-        return "empty" if fault.data == [] else {"empty": {"data": fault.data}}
-    if isinstance(fault, Malformed):
-        return {"malformed": {"variant": fault.variant}}
-    if isinstance(fault, Timeout):
-        return {"timeout": {"after": _num(fault.after), "applied": fault.applied}}
-    if isinstance(fault, Transient):
-        out: dict[str, Any] = {"code": _TRANSIENT_SPELLING.get(fault.code, fault.code)}
-        if fault.retry_after is not None:
-            out["retry_after"] = _num(fault.retry_after)
-        return {"transient": out}
-    if isinstance(fault, Fatal):
-        params: dict[str, Any] = {"code": fault.code}
-        if fault.field_name is not None:
-            params["field"] = fault.field_name
-        return {"fatal": params}
-    if isinstance(fault, Pending):
-        return {"pending": {"polls": fault.polls, "then": fault_data(fault.then), "interval": _num(fault.interval)}}
-    if isinstance(fault, Contradictory):
-        return {"contradictory": {"values": list(fault.values)}}
-    if isinstance(fault, Paginated):
-        return {"paginated": {"pages": fault.pages, "page_size": fault.page_size, "cursor_arg": fault.cursor_arg}}
-    if isinstance(fault, Slow):
-        return {"slow": {"latency": _num(fault.latency), "then": fault_data(fault.then)}}
-    if isinstance(fault, Oversized):
-        return {"oversized": {"size": fault.size}}
-    raise TypeError(f"no plain-data spelling for fault {fault!r}")
+    """The plain-data (YAML) spelling of a fault, as its kind writes it; ``as_fault(fault_data(f)) == f``."""
+    return FAULTS.to_data(fault)
 
 
 def describe_fault(fault: Fault) -> str:
@@ -176,8 +117,12 @@ def describe_fault(fault: Fault) -> str:
 # --- fault schedules ---------------------------------------------------------------------
 
 
+_PLAIN_OK = F.ok()
+
+
 def _is_ok(fault: Fault) -> bool:
-    return isinstance(fault, Ok) and not fault.has_data
+    """A plain ``ok`` (the tool's own payload): no fault at all."""
+    return isinstance(fault, type(_PLAIN_OK)) and not fault.has_data
 
 
 @dataclass(frozen=True)
@@ -414,40 +359,55 @@ class SpecPolicy:
 
 
 def build_policy(spec: Mapping[str, Any]) -> Policy:
-    """A policy from ``{name: {params}}``; ``inner`` of a wrapper is itself a spec."""
+    """A policy from ``{name: {params}}``; a parameter that takes a policy (a wrapper's ``inner``) is itself a spec."""
     if not isinstance(spec, Mapping) or len(spec) != 1:
         raise PolicyError(f"a policy spec is a one-key mapping {{name: {{params}}}}, got {spec!r}")
     ((name, params),) = spec.items()
-    if name not in _POLICY_BUILDERS:
-        raise PolicyError(f"unknown policy {name!r}{did_you_mean(str(name), _POLICY_BUILDERS)}")
+    kind = POLICIES.get(name)
+    if kind is None:
+        raise PolicyError(f"unknown policy {name!r}{did_you_mean(str(name), POLICIES)}")
     kw = dict(params or {})
-    if "inner" in kw and isinstance(kw["inner"], Mapping):
-        kw["inner"] = build_policy(kw["inner"])
-    return _POLICY_BUILDERS[name](**kw)
+    for p in kind.params:
+        if p.names("Policy") and isinstance(kw.get(p.name), Mapping):
+            kw[p.name] = build_policy(kw[p.name])
+    return kind.build(**kw)
+
+
+def _repeating(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:  # stubborn, jitter
+    return [{kind: {"tool": t.name, "args": example_args(t), "until": u}} for u in ("success", "never") for t in base]
+
+
+def _paraphrasing(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
+    return [{kind: {"tool": t.name, "args": {**example_args(t), "query": "quarterly report"}, "until": "never"}}
+            for t in base if "query" in t.parameters.get("properties", {})]
+
+
+def _alternating(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
+    return [{kind: {"calls": [{"call": a.name, "args": example_args(a)}, {"call": b.name, "args": example_args(b)}],
+                    "until": u}}
+            for u in ("success", "never") for a in base for b in base if a.name != b.name]
+
+
+def _polling(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
+    return [{kind: {"tool": t.name, "args": example_args(t)}} for t in base]
+
+
+def _exploring(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
+    return [{kind: {"tool": t.name, "queries": [example_args(t, i) for i in (1, 2, 3)]}} for t in base]
+
+
+# The specs drawn for each policy kind, simplest first.
+_SPECS: dict[str, Callable[[str, list[FakeTool]], list[dict[str, Any]]]] = {
+    "stubborn": _repeating, "jitter": _repeating, "alternate": _alternating, "paraphrase": _paraphrasing,
+    "poll_until": _polling, "explore": _exploring,
+}
 
 
 def policy_specs(tools: Iterable[FakeTool | str], kinds: Iterable[str] | None = None,
                  ignores_refusals: bool = True) -> list[dict[str, Any]]:
     """Every policy spec ``policies`` draws from, simplest first."""
     base = [_as_tool(t) for t in tools]
-    chosen = _check_kinds(kinds, POLICY_KINDS, "policy kind")
-    out: list[dict[str, Any]] = []
-    for kind in chosen:
-        if kind in ("stubborn", "jitter"):
-            out += [{kind: {"tool": t.name, "args": example_args(t), "until": u}}
-                    for u in ("success", "never") for t in base]
-        elif kind == "paraphrase":
-            out += [{"paraphrase": {"tool": t.name, "args": {**example_args(t), "query": "quarterly report"},
-                                    "until": "never"}}
-                    for t in base if "query" in t.parameters.get("properties", {})]
-        elif kind == "alternate":
-            out += [{"alternate": {"calls": [{"call": a.name, "args": example_args(a)},
-                                             {"call": b.name, "args": example_args(b)}], "until": u}}
-                    for u in ("success", "never") for a in base for b in base if a.name != b.name]
-        elif kind == "poll_until":
-            out += [{"poll_until": {"tool": t.name, "args": example_args(t)}} for t in base]
-        elif kind == "explore":
-            out += [{"explore": {"tool": t.name, "queries": [example_args(t, i) for i in (1, 2, 3)]}} for t in base]
+    out = [spec for kind in _check_kinds(kinds, POLICY_KINDS, "policy kind") for spec in _SPECS[kind](kind, base)]
     if ignores_refusals:
         out += [{"ignores_refusals": {"inner": spec}} for spec in list(out)]
     return out

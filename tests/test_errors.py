@@ -103,11 +103,11 @@ def test_a_tool_error_is_the_real_exception_and_prints_under_its_public_path() -
 
 def test_did_you_mean_has_one_implementation() -> None:
     from toolchaos.fake_tools import _faults
-    from toolchaos.scenario import _loader
+    from toolchaos.scenario import _load
 
     assert errors.did_you_mean("gaurded", ["naive", "guarded"]) == "; did you mean 'guarded'?"
     assert errors.did_you_mean(3, ["naive"]) == ""
-    assert _faults.did_you_mean is errors.did_you_mean and _loader.did_you_mean is errors.did_you_mean
+    assert _faults.did_you_mean is errors.did_you_mean and _load.did_you_mean is errors.did_you_mean
 
 
 def test_user_errors_carry_the_offending_field() -> None:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from toolchaos import invariants, run
 from toolchaos.fake_tools import DefinitionError, catalogue, fake_tool
 from toolchaos.fake_tools import faults as F
-from toolchaos.fake_tools._faults import CallInfo
+from toolchaos.fake_tools.faults import CallInfo
 from toolchaos.strategies import (
     ALL_KINDS,
     DEFAULT_KINDS,

@@ -22,7 +22,7 @@ from toolchaos.errors import trace_file_line
 from toolchaos.fake_tools import EffectLedger
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.invariants._builtin import Violation
-from toolchaos.scenario._loader import Expectation, Scenario
+from toolchaos.scenario import Expectation, Scenario
 
 
 @dataclass

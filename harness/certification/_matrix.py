@@ -18,7 +18,7 @@ from toolchaos.certification._judge import Verdict
 from toolchaos.certification._run import run_scenario
 from toolchaos.certification._suite import suite
 from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS
-from toolchaos.scenario._loader import Scenario
+from toolchaos.scenario import Scenario
 
 NAIVE_MUST_FAIL = ("loops", "error_classes", "side_effects", "budgets")
 LEGIT = "legit"

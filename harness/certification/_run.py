@@ -8,7 +8,7 @@ from typing import Any
 from toolchaos._engine import run, safe_name
 from toolchaos.certification._judge import Verdict, judge
 from toolchaos.certification._variants import agent_label
-from toolchaos.scenario._loader import Scenario
+from toolchaos.scenario import Scenario
 
 
 def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = None,

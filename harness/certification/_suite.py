@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolchaos.certification._judge import Verdict
 from toolchaos.certification._run import run_scenario
-from toolchaos.scenario._loader import SCENARIO_PATTERN, Scenario, load_file, load_text
+from toolchaos.scenario import SCENARIO_PATTERN, Scenario, load_file, load_text
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

@@ -1,21 +1,22 @@
-"""``toolchaos list``: what a scenario can name, each with a one-line description."""
+"""``toolchaos list``: what a scenario can name, each with a one-line description.
+
+Faults, policies and invariants are their registries' kinds, with each kind's help.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from toolchaos._agents import BUILTIN
+from toolchaos._agents import BUILTIN as AGENTS
 from toolchaos.errors import CommandError, did_you_mean
 from toolchaos.fake_tools import catalogue
-from toolchaos.fake_tools.faults import KIND_HELP
-from toolchaos.invariants import HELP as INVARIANT_HELP
-from toolchaos.policies import HELP as POLICY_HELP
+from toolchaos.fake_tools.faults import FAULTS
+from toolchaos.invariants import INVARIANTS
+from toolchaos.policies import POLICIES
 from toolchaos.reports import LEVELS
 
 HELP = "list faults, policies, invariants, catalogue tools, agents, levels and built-in scenarios"
@@ -29,15 +30,15 @@ Row = tuple[str, str]
 
 
 def _faults() -> list[Row]:
-    return list(KIND_HELP.items())
+    return list(FAULTS.help().items())
 
 
 def _policies() -> list[Row]:
-    return [(k, _first_line(v)) for k, v in POLICY_HELP.items()]
+    return [(k, _first_line(v)) for k, v in POLICIES.help().items()]
 
 
 def _invariants() -> list[Row]:
-    return [(k, _first_line(v)) for k, v in INVARIANT_HELP.items()]
+    return [(k, _first_line(v)) for k, v in INVARIANTS.help().items()]
 
 
 def _tools() -> list[Row]:
@@ -53,7 +54,7 @@ def _tools() -> list[Row]:
 
 def _agents() -> list[Row]:
     rows = []
-    for name, fn in BUILTIN.items():
+    for name, fn in AGENTS.items():
         module = sys.modules.get(getattr(fn, "__module__", ""), None)
         rows.append((f"builtin:{name}", _first_line(getattr(module, "__doc__", None) or fn.__doc__)))
     rows.append(("package.module:attr", "your agent: a callable agent(task, model, tools)"))
@@ -70,61 +71,21 @@ def _first_line(text: Any) -> str:
     return lines[0].strip().replace("``", "") if lines else ""
 
 
-def _attrs(obj: Any) -> dict[str, Any]:
-    return {k: getattr(obj, k, None) for k in ("id", "title", "description", "category", "severity")} | {
-        "id": getattr(obj, "name", None) or getattr(obj, "id", None)}
-
-
-def _scenario_rows(docs: Iterable[tuple[str, Any]]) -> list[Row]:
-    rows: list[Row] = []
-    for where, doc in docs:
-        for d in doc if isinstance(doc, list) else [doc]:
-            if not isinstance(d, Mapping):
-                continue
-            sid = str(d.get("id") or where)
-            tags = ", ".join(str(d[k]) for k in ("suite", "category", "severity") if d.get(k))
-            title = _first_line(d.get("title") or d.get("description"))
-            rows.append((sid, f"[{tags}] {title}".strip() if tags else title))
-    return rows
-
-
-def bundled_scenario_files() -> list[tuple[str, Path]]:
-    """(relative name, path) of every scenario file shipped in the package ``toolchaos_scenarios``."""
-    try:
-        pkg = importlib.import_module("toolchaos_scenarios")
-    except ImportError:
-        return []
-    roots = [Path(p) for p in getattr(pkg, "__path__", [])]
-    out = []
-    for root in roots:
-        for path in sorted(root.rglob("*.chaos.y*ml")):
-            out.append((path.relative_to(root).as_posix(), path))
-    return out
-
-
 def _scenarios() -> list[Row]:
-    """The bundled suites, as the certification runner loads them; the files themselves when it cannot."""
-    try:
-        certify: Any = importlib.import_module("toolchaos.certification._suite")
-        rows: list[Row] = []
-        for name in ("certification", "examples"):
-            try:
-                found = certify.suite(name)
-            except FileNotFoundError:  # a suite folder that is not there
-                continue
-            rows += _scenario_rows((name, _attrs(s) | {"suite": name}) for s in found)
-        return rows
-    except Exception:  # no runner, or one that cannot load a file: fall back to reading the files
-        pass
-    import yaml
+    """The bundled suites, as the certification runner loads them."""
+    from toolchaos.certification import suite  # YAML and pydantic: only for this section, not for --help
 
-    docs: list[tuple[str, Any]] = []
-    for rel, path in bundled_scenario_files():
+    rows: list[Row] = []
+    for name in ("certification", "examples"):
         try:
-            docs.append((rel, yaml.safe_load(path.read_text(encoding="utf-8"))))
-        except (OSError, yaml.YAMLError) as exc:
-            docs.append((rel, {"id": rel, "title": f"(unreadable: {_first_line(exc)})"}))
-    return _scenario_rows(docs)
+            found = suite(name)
+        except FileNotFoundError:  # a suite folder that is not there
+            continue
+        for sc in found:
+            tags = ", ".join(t for t in (name, sc.category, sc.severity) if t)
+            title = _first_line(sc.title or sc.description)
+            rows.append((sc.name, f"[{tags}] {title}".strip() if tags else title))
+    return rows
 
 
 SECTIONS: dict[str, tuple[str, Callable[[], list[Row]]]] = {

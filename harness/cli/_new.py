@@ -2,27 +2,27 @@
 
 The scaffold is a complete, commented ``*.chaos.yaml`` that loads as it is: a task, the
 tool with the fault, the model behaviour that provokes the failure mode the fault is
-known for, and the invariants a correct runtime must keep. Each fault kind has a
-template (``TEMPLATES``): a timeout on a read tool is a loop scenario, a timeout on a
+known for, and the invariants a correct runtime must keep. Each built-in fault kind has
+a template (``TEMPLATES``): a timeout on a read tool is a loop scenario, a timeout on a
 side-effect tool is a lost-response scenario, a 429 is an error-class scenario, polling
-and pagination are legitimate repetition that must complete. Side-effect tools always
+and pagination are legitimate repetition that must complete; any other registered kind
+(``toolchaos.fake_tools.faults.FAULTS``) gets the loop template. Side-effect tools always
 get ``max_side_effects`` and ``idempotent``. The file is checked by the scenario loader
-(``toolchaos.scenario._loader``) before it is written, so a scaffold never needs fixing to load.
+(``toolchaos.scenario``) before it is written, so a scaffold never needs fixing to load.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolchaos.errors import CommandError, did_you_mean
+from toolchaos.errors import CommandError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import catalogue
-from toolchaos.fake_tools._faults import KINDS
+from toolchaos.fake_tools.faults import FAULTS
 
 HELP = "scaffold a scenario file (*.chaos.yaml) for a catalogue tool and a fault"
 EXAMPLES = """\
@@ -32,7 +32,6 @@ EXAMPLES = """\
   toolchaos list tools faults                         # what TOOL and FAULT can be"""
 
 SCHEMA_LINE = "# yaml-language-server: $schema={url}"
-SCHEMA_URL = "https://raw.githubusercontent.com/toolchaos/toolchaos/main/docs/scenario.schema.json"
 
 # Example arguments for the catalogue tools (others are made up from their schema).
 SAMPLE_ARGS: dict[str, dict[str, Any]] = {
@@ -130,6 +129,16 @@ TEMPLATES: dict[str, Template] = {
                        "A correct runtime stops the refetch loop.", {"oversized": {"size": 20000}}, never=True),
 }
 
+def _template(fault: str, side_effect: bool) -> Template:
+    """The template for a fault kind; a kind registered without one is a loop scenario."""
+    if side_effect and fault in SIDE_EFFECT_TEMPLATES:
+        return SIDE_EFFECT_TEMPLATES[fault]
+    if fault in TEMPLATES:
+        return TEMPLATES[fault]
+    return _loop(f"Repeat on {fault} from {{tool}}", f"The tool answers {fault} ({FAULTS[fault].help}) every time. "
+                 "A correct runtime stops after a bounded number of identical calls and says why.", fault)
+
+
 SIDE_EFFECT_TEMPLATES: dict[str, Template] = {
     "timeout": Template("side_effects", "critical", "{tool}: the success response is lost",
                         "The effect happens but the response never arrives (a timeout with the effect applied). "
@@ -181,12 +190,10 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
     if tool_name not in catalogue.NAMES:
         raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "
                            f"(tools: {', '.join(catalogue.NAMES)})")
-    if fault not in KINDS:
-        raise CommandError(f"unknown fault kind {fault!r}{did_you_mean(fault, KINDS)} (faults: {', '.join(KINDS)})")
+    if fault not in FAULTS:
+        raise CommandError(f"unknown fault kind {fault!r}{did_you_mean(fault, FAULTS)} (faults: {', '.join(FAULTS)})")
     tool = catalogue.get(tool_name)
-    tpl = TEMPLATES[fault]
-    if tool.side_effect and fault in SIDE_EFFECT_TEMPLATES:
-        tpl = SIDE_EFFECT_TEMPLATES[fault]
+    tpl = _template(fault, tool.side_effect)
     expect = [_fill(e, tool_name) for e in tpl.expect]
     if tool.side_effect:
         expect = [{"max_side_effects": {"n": tpl.effects, "tool": tool_name}}, "idempotent", *expect]
@@ -196,7 +203,9 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
     args = _sample_args(tool)
     task = SAMPLE_TASKS.get(tool_name, f"Use {tool_name} to finish the task.")
     if schema_url == "":
-        schema_url = _schema_url()
+        from toolchaos.scenario import SCHEMA_URL  # YAML and pydantic: only when scaffolding, not for --help
+
+        schema_url = SCHEMA_URL
     lines = [SCHEMA_LINE.format(url=schema_url)] if schema_url else []
     lines += [
         f"# Scaffolded by `toolchaos new {tool_name} {fault}`: edit freely; `toolchaos list` shows every fault,",
@@ -229,29 +238,14 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
     return "\n".join(lines) + "\n"
 
 
-def _schema_url() -> str:
-    """Where editors find the scenario JSON Schema (the scenario loader's own URL when it has one)."""
-    try:
-        return str(getattr(importlib.import_module("toolchaos.scenario._loader"), "SCHEMA_URL", SCHEMA_URL))
-    except ImportError:  # pragma: no cover
-        return SCHEMA_URL
-
-
 def validate(text: str, path: Path) -> None:
-    """Load the scaffold the way a test run will (the scenario loader when present, else YAML)."""
-    try:
-        loader: Any = importlib.import_module("toolchaos.scenario._loader")
-    except ImportError:  # pragma: no cover - the scenario loader is part of the package
-        loader = None
-    if loader is not None and hasattr(loader, "load_text"):
-        try:
-            loader.load_text(text, path)
-        except ValueError as exc:
-            raise CommandError(f"the scaffold does not load (please report this): {exc}", code=3) from None
-        return
-    import yaml  # pragma: no cover - only without the scenario loader
+    """Load the scaffold the way a test run will."""
+    from toolchaos.scenario import load_text  # YAML and pydantic: only when scaffolding, not for --help
 
-    yaml.safe_load(text)  # pragma: no cover
+    try:
+        load_text(text, path)
+    except ScenarioError as exc:
+        raise CommandError(f"the scaffold does not load (please report this): {exc}", code=3) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -53,18 +53,7 @@ from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.errors import FuzzFailed, FuzzSpecError, did_you_mean, render_violations
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as inv
-from toolchaos.policies._builtin import (
-    Alternate,
-    Explore,
-    IgnoresRefusals,
-    Obedient,
-    Paginate,
-    Paraphrase,
-    PollUntil,
-    Recorded,
-    Scripted,
-    Stubborn,
-)
+from toolchaos.policies import POLICIES
 from toolchaos.strategies import (
     ALL_KINDS,
     POLICY_KINDS,
@@ -103,20 +92,15 @@ def must_hold(bound: int = DEFAULT_BOUND, budgets: Budgets | None = None) -> lis
             inv.terminal_state(*TERMINAL_STATES), inv.stop_report(), inv.no_execution_after_refusal()]
 
 
-_DEFAULT_REPORT_FIELDS = tuple(inv.StopReport().fields)
-
-
-# --- plain-data spellings (YAML) -----------------------------------------------------------
+# --- plain-data spellings (YAML): each kind's own, through its registry -------------------
 
 
 def invariant_data(invariant: inv.Invariant) -> Any:
     """An invariant as a scenario ``expect:`` entry: ``name``, or ``{name: params}``."""
-    params = dict(invariant.params())
-    if isinstance(invariant, inv.TerminalState):
-        return {invariant.name: list(invariant.states)}
-    if isinstance(invariant, inv.StopReport) and tuple(params.get("fields", ())) == _DEFAULT_REPORT_FIELDS:
-        params = {}
-    return {invariant.name: params} if params else invariant.name
+    kind = inv.INVARIANTS.of(invariant)
+    if kind is None:  # a custom Invariant subclass: its name and params, as the base class writes them
+        return inv.Invariant.to_data(invariant)
+    return kind.data(invariant)
 
 
 def policy_data(policy: Any) -> dict[str, Any]:
@@ -129,54 +113,9 @@ def policy_data(policy: Any) -> dict[str, Any]:
         return dict(policy.data) if isinstance(policy.data, Mapping) else {str(policy.data): None}
     if isinstance(policy, Mapping):
         return dict(policy)
-    extra: dict[str, Any] = {}
-    if getattr(policy, "max_turns", None) is not None:
-        extra["max_turns"] = policy.max_turns
-    if isinstance(policy, Paraphrase):
-        return {"paraphrase": {"tool": policy.tool, "args": dict(policy.args), "field": policy.field,
-                               "until": policy.until, **extra}}
-    if isinstance(policy, Stubborn):  # Jitter is a Stubborn too
-        params: dict[str, Any] = {"tool": policy.tool, "args": dict(policy.args), "until": policy.until}
-        if policy.needs:
-            params["needs"] = list(policy.needs)
-        return {policy.name: {**params, **extra}}
-    if isinstance(policy, Alternate):
-        params = {"calls": [{"call": n, "args": dict(a)} for n, a in policy.calls], "until": policy.until}
-        if policy.needs:
-            params["needs"] = list(policy.needs)
-        return {"alternate": {**params, **extra}}
-    if isinstance(policy, PollUntil):
-        return {"poll_until": {"tool": policy.tool, "args": dict(policy.args), **extra}}
-    if isinstance(policy, Paginate):
-        return {"paginate": {"tool": policy.tool, "args": dict(policy.args), "cursor_arg": policy.cursor_arg,
-                             "next_field": policy.next_field, **extra}}
-    if isinstance(policy, Explore):
-        return {"explore": {"tool": policy.tool, "queries": [dict(q) for q in policy.queries], "goal": policy.goal,
-                            **extra}}
-    if isinstance(policy, (Obedient, IgnoresRefusals)):
-        return {policy.name: {"inner": policy_data(policy.inner), **extra}}
-    if isinstance(policy, Recorded) and policy.path is not None:
-        picked: dict[str, Any] = {k: v for k, v in (("format", policy.format), ("session", policy.session))
-                                  if v is not None and v != "auto"}
-        if policy.respect_refusals:  # not a recording's default
-            picked["respect_refusals"] = True
-        if picked or extra:  # the shrunk scenario must replay the same session of the same log
-            return {"recorded": {"path": str(policy.path), **picked, **extra}}
-        return {"recorded": str(policy.path)}
-    if isinstance(policy, (Scripted, Recorded)):
-        steps = policy.steps if isinstance(policy, Scripted) else policy.turns
-        out: list[dict[str, Any]] = []
-        for d in steps:
-            if not d.calls:
-                out.append({"final": d.text or ""})
-            elif len(d.calls) == 1:
-                out.append({"call": d.calls[0][0], "args": dict(d.calls[0][1])})
-            else:
-                out.append({"calls": [{"call": n, "args": dict(a)} for n, a in d.calls]})
-        if isinstance(policy, Recorded):  # a recording keeps going after a refusal
-            extra["respect_refusals"] = False
-        return {"scripted": {"steps": out, **extra}}
-    raise TypeError(f"no plain-data spelling for policy {policy!r}: use a built-in policy to get a YAML scenario")
+    if POLICIES.of(policy) is None:
+        raise TypeError(f"no plain-data spelling for policy {policy!r}: use a built-in policy to get a YAML scenario")
+    return dict(POLICIES.to_data(policy))
 
 
 # --- the failure and the report -------------------------------------------------------------
@@ -428,6 +367,9 @@ def _notes(exc: BaseException) -> list[str]:
     return out
 
 
+_Case = tuple[FaultPlan, Any, int, RunResult, list[inv.Violation]]  # plan, policy, run seed, result, violations
+
+
 def fuzz_target(target: FuzzTarget, *, examples: int = DEFAULT_EXAMPLES, seed: int | None = None,
                 ci: bool | None = None, database: Any = "default", blob: str | None = None,
                 on_example: Callable[[RunResult], None] | None = None) -> FuzzReport:
@@ -439,10 +381,7 @@ def fuzz_target(target: FuzzTarget, *, examples: int = DEFAULT_EXAMPLES, seed: i
     # An explicit seed repeats one exploration and (as with hypothesis's @seed) uses no
     # database; without one, hypothesis draws a fresh seed and replays saved failures first.
     db = None if (ci or seed is not None) else _database(database)
-    plans = fault_schedules(target.tools, vary=target.vary, kinds=target.kinds, max_calls=target.max_calls,
-                            default_kinds=target.default_kinds, max_faults=target.max_faults)
-    run_seeds = st.integers(0, 2**16 - 1) if target.vary_seed else st.just(target.run_seed)
-    last: dict[str, tuple[FaultPlan, Any, int, RunResult, list[inv.Violation]]] = {}
+    last: dict[str, _Case] = {}
     count = [0]
 
     def fuzz_case(plan: FaultPlan, policy: Any, run_seed: int) -> None:
@@ -455,35 +394,55 @@ def fuzz_target(target: FuzzTarget, *, examples: int = DEFAULT_EXAMPLES, seed: i
             last[name] = (plan, policy, run_seed, result, violations)
             raise _broken(name)(violations[0].headline())
 
-    test = given(plan=plans, policy=target.policy_strategy(), run_seed=run_seeds)(fuzz_case)
-    test = settings(max_examples=examples, deadline=None, database=_Namespaced(db, key) if db is not None else None,
-                    derandomize=bool(ci), print_blob=bool(ci) or blob is not None,
-                    suppress_health_check=list(HealthCheck), report_multiple_bugs=True,
-                    verbosity=Verbosity.quiet, phases=_PHASES)(test)
-    if seed is not None:
-        test = _hseed(seed)(test)
-    if blob is not None:
-        test = reproduce_failure(_hypothesis_version, blob.encode())(test)
+    test = _hypothesis_test(target, fuzz_case, examples=examples, seed=seed, ci=ci,
+                            database=_Namespaced(db, key) if db is not None else None, blob=blob)
     report = FuzzReport(target, 0, seed)
     try:
         test()
     except BaseException as exc:  # one _Broken, or a group of them (several distinct failures)
-        errors: list[BaseException] = list(getattr(exc, "exceptions", None) or [exc])
-        if not all(isinstance(e, _Broken) for e in errors):
+        failures = _failures(exc, last, target, seed, keep_blobs=ci or blob is not None)
+        if failures is None:
             raise
-        blobs = _BLOB.findall("\n".join(_notes(exc)))
-        for i, err in enumerate(errors):
-            name = type(err).__name__.removeprefix("Broke_")
-            plan, policy, run_seed, result, violations = last[name]
-            found_blob = blobs[i] if i < len(blobs) else None
-            report.failures.append(FuzzFailure(name, violations, result, plan, policy, run_seed, target, seed,
-                                               found_blob if (ci or blob is not None) else None))
+        report.failures = failures
     report.examples = count[0]
     if report.seed is None:  # the seed hypothesis drew: fuzz(..., seed=...) repeats this exploration
         report.seed = getattr(test, "_hypothesis_internal_use_generated_seed", None)
         for f in report.failures:
             f.seed = report.seed
     return report
+
+
+def _hypothesis_test(target: FuzzTarget, fuzz_case: Callable[..., None], *, examples: int, seed: int | None,
+                     ci: bool, database: ExampleDatabase | None, blob: str | None) -> Callable[[], None]:
+    """``fuzz_case`` as a hypothesis test over the target's plans, policies and run seeds."""
+    plans = fault_schedules(target.tools, vary=target.vary, kinds=target.kinds, max_calls=target.max_calls,
+                            default_kinds=target.default_kinds, max_faults=target.max_faults)
+    run_seeds = st.integers(0, 2**16 - 1) if target.vary_seed else st.just(target.run_seed)
+    test = given(plan=plans, policy=target.policy_strategy(), run_seed=run_seeds)(fuzz_case)
+    test = settings(max_examples=examples, deadline=None, database=database, derandomize=ci,
+                    print_blob=ci or blob is not None, suppress_health_check=list(HealthCheck),
+                    report_multiple_bugs=True, verbosity=Verbosity.quiet, phases=_PHASES)(test)
+    if seed is not None:
+        test = _hseed(seed)(test)
+    if blob is not None:
+        test = reproduce_failure(_hypothesis_version, blob.encode())(test)
+    return test
+
+
+def _failures(exc: BaseException, last: Mapping[str, _Case], target: FuzzTarget, seed: int | None,
+              keep_blobs: bool) -> list[FuzzFailure] | None:
+    """The minimal case of each broken invariant hypothesis reports (None: ``exc`` is something else)."""
+    errors: list[BaseException] = list(getattr(exc, "exceptions", None) or [exc])
+    if not all(isinstance(e, _Broken) for e in errors):
+        return None
+    blobs = _BLOB.findall("\n".join(_notes(exc)))
+    out = []
+    for i, err in enumerate(errors):
+        name = type(err).__name__.removeprefix("Broke_")
+        plan, policy, run_seed, result, violations = last[name]
+        found_blob = blobs[i] if i < len(blobs) and keep_blobs else None
+        out.append(FuzzFailure(name, violations, result, plan, policy, run_seed, target, seed, found_blob))
+    return out
 
 
 def fuzz(agent: Any, *, tools: Iterable[FakeTool], policy: Any = "vary", task: str = "Complete the task with the tools.",
@@ -607,7 +566,7 @@ class FuzzSpec:
 
 
 def scenario_target(scenario: Any, spec: FuzzSpec | None = None, *, agent: Any = None) -> FuzzTarget:
-    """A ``FuzzTarget`` from a loaded scenario (``toolchaos.scenario._loader.Scenario``) and its ``fuzz:`` block."""
+    """A ``FuzzTarget`` from a loaded scenario (``toolchaos.scenario.Scenario``) and its ``fuzz:`` block."""
     spec = spec or FuzzSpec()
     agent = agent if agent is not None else (scenario.agent or "builtin:guarded")
     invariants: list[inv.Invariant] = []

@@ -1,9 +1,11 @@
-"""Invariants over a finished run: ``result.check(invariants.bounded(executions=3), ...)``."""
+"""Invariants over a finished run: ``result.check(invariants.bounded(executions=3), ...)``.
+
+``INVARIANTS`` is the registry of built-in invariants (``toolchaos.fake_tools.registry``).
+"""
 
 from toolchaos.errors import InvariantError, InvariantViolation
 from toolchaos.invariants._builtin import (
-    BUILTIN,
-    HELP,
+    INVARIANTS,
     FinishedRun,
     Invariant,
     Violation,
@@ -20,7 +22,7 @@ from toolchaos.invariants._builtin import (
 )
 
 __all__ = [
-    "BUILTIN", "HELP", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
+    "INVARIANTS", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
     "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
     "retry_after_honoured", "stop_report", "terminal_state", "terminated",
 ]

@@ -4,11 +4,18 @@ Each invariant returns the violations it finds, each naming the invariant, the s
 the trace event where it broke, what was expected and what happened. ``raise_for``
 turns them into one ``InvariantViolation`` (an ``AssertionError``) whose message shows
 the trace around the first break, so a CI log alone says what went wrong and where.
+
+Each invariant class also says, in its own words, what it expects and what happened
+when it held (``expected_text``, ``actual_text``: the certification report's columns),
+how a scenario writes it (``to_data``) and which tools it names (``named_tools``:
+checked against the scenario's). Its public constructor is registered in
+``INVARIANTS`` (``toolchaos.fake_tools.registry``) with the checks a scenario's plain
+data must pass (the constructors trust their types).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,6 +24,7 @@ from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
 from toolchaos.fake_tools import EffectLedger
+from toolchaos.fake_tools.registry import Check, Registry
 
 _EPS = 1e-6
 
@@ -48,6 +56,12 @@ class FinishedRun(Protocol):
     def guard(self) -> str | None: ...
     @property
     def tokens(self) -> int: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def executions(self) -> dict[str, int]: ...
+    @property
+    def total_executions(self) -> int: ...
     def summary(self) -> str: ...
 
 
@@ -75,9 +89,62 @@ class Invariant:
     def params(self) -> dict[str, Any]:
         return {}
 
+    def expected_text(self) -> str:
+        """What the report says this invariant expects (a broken one shows its violation's words)."""
+        return _doc_line(self)
+
+    def actual_text(self, result: FinishedRun) -> str:
+        """What the report says happened, when the invariant held."""
+        return "held"
+
+    def named_tools(self) -> dict[str, tuple[str, ...]]:
+        """The tools this invariant names, each with the parameter path that names it."""
+        return {}
+
+    def to_data(self) -> Any:
+        """The plain-data spelling (a scenario's ``expect:`` entry): ``name``, or ``{name: params}``."""
+        params = dict(self.params())
+        return {self.name: params} if params else self.name
+
     def __repr__(self) -> str:
         p = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{self.name}({p})"
+
+
+def _doc_line(obj: Any) -> str:
+    doc = (type(obj).__doc__ or "").strip().splitlines()
+    return doc[0] if doc else repr(obj)
+
+
+def expected_text(invariant: Any) -> str:
+    """The report's words for what an invariant expects; a custom one without them gives its docstring's first line."""
+    return invariant.expected_text() if isinstance(invariant, Invariant) else _doc_line(invariant)
+
+
+def actual_text(invariant: Any, result: FinishedRun) -> str:
+    """The report's words for what happened under an invariant that held."""
+    return invariant.actual_text(result) if isinstance(invariant, Invariant) else "held"
+
+
+INVARIANTS: Registry[Invariant] = Registry("invariant", key="name")
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _names(value: Any) -> bool:
+    seq = value if isinstance(value, (list, tuple)) else [value]  # one name stands for a list of one
+    return bool(seq) and all(isinstance(s, str) for s in seq)
+
+
+# What a scenario's values must be (the constructors trust their types).
+_COUNT = Check("an integer >= 0", _whole)
+_SECONDS = Check("a number >= 0", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0)
+_TOOL_COUNTS = Check("a mapping of tool name -> integer >= 0",
+                     lambda v: isinstance(v, dict) and all(isinstance(k, str) and _whole(n) for k, n in v.items()))
+_TOOL = Check("a tool name", lambda v: isinstance(v, str))
+_NAMES = Check("a list of names", _names, at_value=False)
 
 
 def _tool_events(result: FinishedRun, tool: str | None = None) -> list[ToolEvent]:
@@ -122,6 +189,31 @@ class Bounded(Invariant):
                     break
         return out
 
+    def expected_text(self) -> str:
+        parts = [] if self.executions is None else [f"at most {self.executions} tool executions"]
+        parts += [f"at most {n} executions of {t}" for t, n in sorted(self.per_tool.items())]
+        if self.turns is not None:
+            parts.append(f"at most {self.turns} model turns")
+        if self.virtual_seconds is not None:
+            parts.append(f"at most {self.virtual_seconds:g} virtual seconds")
+        if self.tokens is not None:
+            parts.append(f"at most {self.tokens} tokens")
+        return "; ".join(parts) or "bounded"
+
+    def actual_text(self, result: FinishedRun) -> str:
+        parts = [] if self.executions is None else [f"{result.total_executions} tool executions"]
+        parts += [f"{result.executions.get(t, 0)} executions of {t}" for t in sorted(self.per_tool)]
+        if self.turns is not None:
+            parts.append(f"{result.turns} model turns")
+        if self.virtual_seconds is not None:
+            parts.append(f"{result.virtual_seconds:g} virtual seconds")
+        if self.tokens is not None:
+            parts.append(f"{result.tokens} tokens")
+        return "; ".join(parts) or "held"
+
+    def named_tools(self) -> dict[str, tuple[str, ...]]:
+        return {t: ("per_tool", t) for t in self.per_tool}
+
 
 def _at(event: Event | None) -> tuple[int | None, int | None]:
     return (event["seq"], event["step"]) if event is not None else (None, None)
@@ -152,6 +244,15 @@ class MaxSideEffects(Invariant):
         return [Violation(self.name, f"at most {self.n} {what}", f"{len(applied)} applied",
                           *_at(_event(result, applied[self.n].seq)))]
 
+    def expected_text(self) -> str:
+        return f"at most {self.n} side effects" + (f" of {self.tool}" if self.tool else "")
+
+    def actual_text(self, result: FinishedRun) -> str:
+        return f"{result.ledger.applied(self.tool)} applied"
+
+    def named_tools(self) -> dict[str, tuple[str, ...]]:
+        return {} if self.tool is None else {self.tool: ("tool",)}
+
 
 def _event(result: FinishedRun, seq: int) -> Event | None:
     return next((e for e in result.trace.events if e["seq"] == seq), None)
@@ -175,6 +276,14 @@ class Idempotent(Invariant):
                                      f"applied {result.ledger.applied_for(f.tool, f.key)} times",
                                      *_at(_event(result, f.seq))))
         return out
+
+    def expected_text(self) -> str:
+        return "each operation key applied at most once"
+
+    def actual_text(self, result: FinishedRun) -> str:
+        ledger = result.ledger
+        counts = [ledger.applied_for(f.tool, f.key) for f in ledger.effects if f.applied]
+        return f"at most {max(counts)} per key" if counts else "no side effect applied"
 
 
 class TerminalState(Invariant):
@@ -200,13 +309,25 @@ class TerminalState(Invariant):
         return [Violation(self.name, f"one of {', '.join(self.states)}", result.terminal_state,
                           *_at(end[-1] if end else None))]
 
+    def expected_text(self) -> str:
+        return "one of " + ", ".join(self.states)
+
+    def actual_text(self, result: FinishedRun) -> str:
+        return result.terminal_state
+
+    def to_data(self) -> Any:  # the states are its positional parameters
+        return {self.name: list(self.states)}
+
+
+_STOP_FIELDS = ("guard", "reason", "completed", "resume_condition")
+
 
 class StopReport(Invariant):
     """A run that did not complete gives a stop report with the required fields."""
 
     name = "stop_report"
 
-    def __init__(self, fields: Sequence[str] = ("guard", "reason", "completed", "resume_condition")) -> None:
+    def __init__(self, fields: Sequence[str] = _STOP_FIELDS) -> None:
         bad = [f for f in fields if f not in REPORT_FIELDS]
         if bad:
             raise InvariantError(f"stop_report: unknown fields {bad}; known: {', '.join(REPORT_FIELDS)}",
@@ -231,6 +352,15 @@ class StopReport(Invariant):
                               f"missing {', '.join(missing)}", *where)]
         return []
 
+    def expected_text(self) -> str:
+        return "a stop report with " + ", ".join(self.fields) + " (unless COMPLETED)"
+
+    def actual_text(self, result: FinishedRun) -> str:
+        return "COMPLETED (no report needed)" if result.terminal_state == "COMPLETED" else "a complete stop report"
+
+    def to_data(self) -> Any:
+        return self.name if self.fields == _STOP_FIELDS else super().to_data()
+
 
 class NoExecutionAfterRefusal(Invariant):
     """A refused call is never executed later, and nothing executes after the run ended."""
@@ -251,6 +381,9 @@ class NoExecutionAfterRefusal(Invariant):
                 out.append(Violation(self.name, "no tool call after the run ended",
                                      f"{e['tool']} called after the end", *_at(e)))
         return out
+
+    def expected_text(self) -> str:
+        return "no refused call executed later; no call after the end"
 
 
 class RetryAfterHonoured(Invariant):
@@ -274,6 +407,9 @@ class RetryAfterHonoured(Invariant):
                 not_before[tool] = (e["t"] + e["latency"] + retry_after, e)
         return out
 
+    def expected_text(self) -> str:
+        return "no call before its Retry-After has elapsed"
+
 
 class NoUnchangedResend(Invariant):
     """A call answered FATAL or PRECONDITION is not sent again with unchanged arguments."""
@@ -292,6 +428,9 @@ class NoUnchangedResend(Invariant):
             elif e["class"] in ("FATAL", "PRECONDITION"):
                 final[e["fp"]] = e
         return out
+
+    def expected_text(self) -> str:
+        return "no unchanged resend of a FATAL or PRECONDITION call"
 
 
 class Completed(Invariant):
@@ -320,6 +459,17 @@ class Completed(Invariant):
                                      str(got), *where))
         return out
 
+    def expected_text(self) -> str:
+        return "COMPLETED" + "".join(f"; at least {n} successful calls of {t}" for t, n in sorted(self.successes.items()))
+
+    def actual_text(self, result: FinishedRun) -> str:
+        got = "; ".join(f"{sum(1 for e in result.trace.tool_events if e['tool'] == t and e['class'] == 'SUCCESS')} "
+                        f"successful calls of {t}" for t in sorted(self.successes))
+        return result.terminal_state + (f"; {got}" if got else "")
+
+    def named_tools(self) -> dict[str, tuple[str, ...]]:
+        return {t: ("successes", t) for t in self.successes}
+
 
 class Terminated(Invariant):
     """The agent ended the run itself: no crash, no harness ceiling, no watchdog."""
@@ -337,63 +487,68 @@ class Terminated(Invariant):
             detail += f": {result.error.strip().splitlines()[-1]}"
         return [Violation(self.name, "the agent to end the run itself", detail, *_at(end[-1] if end else None))]
 
+    def expected_text(self) -> str:
+        return "the agent ends the run itself"
 
-# --- constructors: the names YAML scenarios use -----------------------------------------
+    def actual_text(self, result: FinishedRun) -> str:
+        return f"ended by the agent ({result.terminal_state})"
 
 
+# --- constructors: the names YAML scenarios use, registered ------------------------------
+
+
+@INVARIANTS.register(Bounded, checks={"executions": _COUNT, "per_tool": _TOOL_COUNTS, "turns": _COUNT,
+                                      "virtual_seconds": _SECONDS, "tokens": _COUNT},
+                     needs="at least one bound (executions, per_tool, turns, virtual_seconds, tokens)")
 def bounded(executions: int | None = None, per_tool: Mapping[str, int] | None = None, turns: int | None = None,
             virtual_seconds: float | None = None, tokens: int | None = None) -> Invariant:
     return Bounded(executions, per_tool, turns, virtual_seconds, tokens)
 
 
+@INVARIANTS.register(MaxSideEffects, checks={"n": _COUNT, "tool": _TOOL})
 def max_side_effects(n: int, tool: str | None = None) -> Invariant:
     return MaxSideEffects(n, tool)
 
 
+@INVARIANTS.register(Idempotent)
 def idempotent() -> Invariant:
     return Idempotent()
 
 
+@INVARIANTS.register(TerminalState, checks={"states": _NAMES}, needs=f"at least one state ({', '.join(TERMINAL_STATES)})")
 def terminal_state(*states: str) -> Invariant:
     return TerminalState(*states)
 
 
-def stop_report(fields: Sequence[str] = ("guard", "reason", "completed", "resume_condition")) -> Invariant:
+@INVARIANTS.register(StopReport, checks={"fields": _NAMES})
+def stop_report(fields: Sequence[str] = _STOP_FIELDS) -> Invariant:
     return StopReport(fields)
 
 
+@INVARIANTS.register(NoExecutionAfterRefusal)
 def no_execution_after_refusal() -> Invariant:
     return NoExecutionAfterRefusal()
 
 
+@INVARIANTS.register(RetryAfterHonoured)
 def retry_after_honoured() -> Invariant:
     return RetryAfterHonoured()
 
 
+@INVARIANTS.register(NoUnchangedResend)
 def no_unchanged_resend() -> Invariant:
     return NoUnchangedResend()
 
 
+@INVARIANTS.register(Completed, checks={"successes": _TOOL_COUNTS})
 def completed(successes: Mapping[str, int] | None = None) -> Invariant:
     return Completed(successes)
 
 
+@INVARIANTS.register(Terminated)
 def terminated() -> Invariant:
     return Terminated()
 
-
-BUILTIN: dict[str, Callable[..., Invariant]] = {
-    "bounded": bounded, "max_side_effects": max_side_effects, "idempotent": idempotent,
-    "terminal_state": terminal_state, "stop_report": stop_report,
-    "no_execution_after_refusal": no_execution_after_refusal, "retry_after_honoured": retry_after_honoured,
-    "no_unchanged_resend": no_unchanged_resend, "completed": completed, "terminated": terminated,
-}
-
-HELP = {name: (cls.__doc__ or "").strip().splitlines()[0] for name, cls in {
-    "bounded": Bounded, "max_side_effects": MaxSideEffects, "idempotent": Idempotent,
-    "terminal_state": TerminalState, "stop_report": StopReport,
-    "no_execution_after_refusal": NoExecutionAfterRefusal, "retry_after_honoured": RetryAfterHonoured,
-    "no_unchanged_resend": NoUnchangedResend, "completed": Completed, "terminated": Terminated}.items()}
 
 DEFAULT: tuple[Invariant, ...] = (Terminated(), NoExecutionAfterRefusal())
 

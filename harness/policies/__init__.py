@@ -1,10 +1,12 @@
-"""Policies, the model double: ``policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"})``."""
+"""Policies, the model double: ``policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"})``.
+
+``POLICIES`` is the registry of built-in policies (``toolchaos.fake_tools.registry``).
+"""
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
 from toolchaos.errors import PolicyError
 from toolchaos.policies._builtin import (
-    BUILTIN,
-    HELP,
+    POLICIES,
     Policy,
     alternate,
     explore,
@@ -20,7 +22,7 @@ from toolchaos.policies._builtin import (
 )
 
 __all__ = [
-    "BUILTIN", "HELP", "Decision", "Feedback", "ModelView", "Policy", "PolicyError", "alternate", "explore",
+    "POLICIES", "Decision", "Feedback", "ModelView", "Policy", "PolicyError", "alternate", "explore",
     "ignores_refusals", "jitter", "obedient", "paginate", "paraphrase", "poll_until", "recorded", "scripted",
     "stubborn",
 ]

@@ -9,19 +9,27 @@ The misbehaving policies reproduce how real models loop (stubborn repeat, A-B-A-
 jitter, paraphrase); they stop when the runtime refuses a call, as most models do when
 told so, unless wrapped in ``ignores_refusals``. The well-behaved ones (poll_until,
 paginate, obedient) are the legitimate repetition a guard must not kill.
+
+Each built-in policy is registered in ``POLICIES`` (``toolchaos.fake_tools.registry``)
+through its public constructor: its name, parameters (its class's and its bases'),
+help (the class docstring's first line) and plain-data spelling (``to_data``) are
+what the scenario loader, the JSON Schema, ``toolchaos list`` and the fuzzer read. A
+parameter typed ``Policy`` takes a policy (a file writes it as a nested policy); one
+typed ``Path`` names a file (relative to the scenario that names it).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
 from toolchaos.errors import LogFormatError, PolicyError
-from toolchaos.logs import conversation
+from toolchaos.fake_tools.registry import Param, Registry, signature_params
+from toolchaos.logs import FORMATS, conversation
 
 
 @runtime_checkable
@@ -90,8 +98,43 @@ class _Base:
         """Tool names this policy will call (checked against the scenario's tools)."""
         return set()
 
+    def to_data(self) -> Any:  # pragma: no cover - abstract
+        """The plain-data (YAML) spelling: the ``policy:`` section that builds this policy again."""
+        raise NotImplementedError
+
+    def _turn_cap(self) -> dict[str, Any]:
+        return {} if self.max_turns is None else {"max_turns": self.max_turns}
+
     def __repr__(self) -> str:
         return f"<policy {self.name}>"
+
+
+POLICIES: Registry[Policy] = Registry("policy", key="name")
+
+
+def _init_params(cls: type, hide: Sequence[str] = ()) -> tuple[Param, ...]:
+    """A built-in policy's parameters: its class's own, then its bases' up to ``_Base``."""
+    out: dict[str, Param] = {}
+    for klass in cls.__mro__[: cls.__mro__.index(_Base) + 1]:
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            for param in signature_params(init, hide):
+                if not param.variadic:
+                    out.setdefault(param.name, param)
+    return tuple(out.values())
+
+
+def _decisions_data(decisions: Sequence[Decision]) -> list[dict[str, Any]]:
+    """Model turns as ``scripted`` steps."""
+    out: list[dict[str, Any]] = []
+    for d in decisions:
+        if not d.calls:
+            out.append({"final": d.text or ""})
+        elif len(d.calls) == 1:
+            out.append({"call": d.calls[0][0], "args": dict(d.calls[0][1])})
+        else:
+            out.append({"calls": [{"call": n, "args": dict(a)} for n, a in d.calls]})
+    return out
 
 
 def _check_args(policy: str, args: Any) -> dict[str, Any]:
@@ -137,6 +180,9 @@ class Scripted(_Base):
     def tools(self) -> set[str]:
         return {n for d in self.steps for n, _ in d.calls}
 
+    def to_data(self) -> Any:
+        return {"scripted": {"steps": _decisions_data(self.steps), **self._turn_cap()}}
+
 
 class Stubborn(_Base):
     """The same call every turn until the result satisfies it (or forever with until=never)."""
@@ -160,6 +206,12 @@ class Stubborn(_Base):
 
     def tools(self) -> set[str]:
         return {self.tool}
+
+    def to_data(self) -> Any:  # a Jitter too, under its own name
+        params: dict[str, Any] = {"tool": self.tool, "args": dict(self.args), "until": self.until}
+        if self.needs:
+            params["needs"] = list(self.needs)
+        return {self.name: {**params, **self._turn_cap()}}
 
 
 class Jitter(Stubborn):
@@ -201,6 +253,10 @@ class Paraphrase(Stubborn):
         out[self.field] = view.rng.choice(_PARAPHRASES).format(q=self.args[self.field])
         return out
 
+    def to_data(self) -> Any:
+        return {"paraphrase": {"tool": self.tool, "args": dict(self.args), "field": self.field, "until": self.until,
+                               **self._turn_cap()}}
+
 
 class Alternate(_Base):
     """A-B-A-B: bounces between calls (two tools that cannot be reconciled), forever."""
@@ -225,6 +281,12 @@ class Alternate(_Base):
     def tools(self) -> set[str]:
         return {n for n, _ in self.calls}
 
+    def to_data(self) -> Any:
+        params: dict[str, Any] = {"calls": [{"call": n, "args": dict(a)} for n, a in self.calls], "until": self.until}
+        if self.needs:
+            params["needs"] = list(self.needs)
+        return {"alternate": {**params, **self._turn_cap()}}
+
 
 class PollUntil(_Base):
     """Legit polling: call until the status is no longer pending; give up on a fatal error."""
@@ -247,6 +309,9 @@ class PollUntil(_Base):
 
     def tools(self) -> set[str]:
         return {self.tool}
+
+    def to_data(self) -> Any:
+        return {"poll_until": {"tool": self.tool, "args": dict(self.args), **self._turn_cap()}}
 
 
 class Paginate(_Base):
@@ -288,6 +353,10 @@ class Paginate(_Base):
     def tools(self) -> set[str]:
         return {self.tool}
 
+    def to_data(self) -> Any:
+        return {"paginate": {"tool": self.tool, "args": dict(self.args), "cursor_arg": self.cursor_arg,
+                             "next_field": self.next_field, **self._turn_cap()}}
+
 
 class Explore(_Base):
     """Exploration: a new query each turn; stops after ``goal`` new facts (distinct results)."""
@@ -313,6 +382,10 @@ class Explore(_Base):
     def tools(self) -> set[str]:
         return {self.tool}
 
+    def to_data(self) -> Any:
+        return {"explore": {"tool": self.tool, "queries": [dict(q) for q in self.queries], "goal": self.goal,
+                            **self._turn_cap()}}
+
 
 class Obedient(_Base):
     """Wraps a policy: gives up on a non-retryable error or a refusal."""
@@ -332,6 +405,9 @@ class Obedient(_Base):
     def tools(self) -> set[str]:
         return _tools_of(self.inner)
 
+    def to_data(self) -> Any:
+        return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
+
 
 class IgnoresRefusals(_Base):
     """Wraps a policy: keeps asking after being refused, as some models do until a hard stop."""
@@ -349,6 +425,9 @@ class IgnoresRefusals(_Base):
 
     def tools(self) -> set[str]:
         return _tools_of(self.inner)
+
+    def to_data(self) -> Any:
+        return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
 
 
 class Recorded(_Base):
@@ -389,6 +468,18 @@ class Recorded(_Base):
     def tools(self) -> set[str]:
         return {n for d in self.turns for n, _ in d.calls}
 
+    def to_data(self) -> Any:
+        """The log it replays; decisions given as ``turns`` are written as a ``scripted`` policy."""
+        if self.path is None:  # a recording keeps going after a refusal
+            return {"scripted": {"steps": _decisions_data(self.turns), **self._turn_cap(), "respect_refusals": False}}
+        picked: dict[str, Any] = {k: v for k, v in (("format", self.format), ("session", self.session))
+                                  if v is not None and v != "auto"}
+        if self.respect_refusals:  # not a recording's default
+            picked["respect_refusals"] = True
+        if picked or self.max_turns is not None:  # the same session of the same log must replay
+            return {"recorded": {"path": str(self.path), **picked, **self._turn_cap()}}
+        return {"recorded": str(self.path)}
+
 
 def load_turns(path: str | Path, format: str = "auto", session: str | None = None) -> list[Decision]:
     """The model turns of one session of a trace or log, in order.
@@ -422,63 +513,72 @@ class FunctionPolicy:
         return self.fn(view)
 
 
-# --- public constructors (the names YAML scenarios use) --------------------------------
+# --- public constructors (the names YAML scenarios use), registered ----------------------
+
+_RECORDED_SCHEMAS: dict[str, dict[str, Any]] = {
+    "path": {"type": "string", "description": "the toolchaos trace or agent log to replay, relative to the "
+                                              "scenario file"},
+    "format": {"enum": ["auto", *FORMATS], "description": "the log's format (default: auto, detected)"},
+    "session": {"type": "string", "description": "which session of the log (default: the first)"},
+}
 
 
+@POLICIES.register(Scripted, params=_init_params(Scripted))
 def scripted(steps: Sequence[Any], **kw: Any) -> Policy:
     return Scripted(steps, **kw)
 
 
+@POLICIES.register(Stubborn, params=_init_params(Stubborn))
 def stubborn(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Stubborn(tool, args, **kw)
 
 
+@POLICIES.register(Alternate, params=_init_params(Alternate))
 def alternate(calls: Sequence[Any], **kw: Any) -> Policy:
     return Alternate(calls, **kw)
 
 
+@POLICIES.register(Jitter, params=_init_params(Jitter))
 def jitter(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Jitter(tool, args, **kw)
 
 
+@POLICIES.register(Paraphrase, params=_init_params(Paraphrase))
 def paraphrase(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Paraphrase(tool, args, **kw)
 
 
+@POLICIES.register(PollUntil, params=_init_params(PollUntil))
 def poll_until(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return PollUntil(tool, args, **kw)
 
 
+@POLICIES.register(Paginate, params=_init_params(Paginate))
 def paginate(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Paginate(tool, args, **kw)
 
 
+@POLICIES.register(Explore, params=_init_params(Explore))
 def explore(tool: str, queries: Sequence[Mapping[str, Any]], **kw: Any) -> Policy:
     return Explore(tool, queries, **kw)
 
 
+@POLICIES.register(Obedient, params=_init_params(Obedient))
 def obedient(inner: Policy, **kw: Any) -> Policy:
     return Obedient(inner, **kw)
 
 
+@POLICIES.register(IgnoresRefusals, params=_init_params(IgnoresRefusals))
 def ignores_refusals(inner: Policy, **kw: Any) -> Policy:
     return IgnoresRefusals(inner, **kw)
 
 
+# `turns` takes Decision objects (the Python API's); a file names a log. A file must name it:
+# `required` is what the schema insists on (`recorded: PATH` or `recorded: {path: PATH, ...}`).
+@POLICIES.register(Recorded, params=_init_params(Recorded, hide=("turns",)), schemas=_RECORDED_SCHEMAS,
+                   required=("path",))
 def recorded(path: str | Path, *, format: str = "auto", session: str | None = None, **kw: Any) -> Policy:
     return Recorded(path, format=format, session=session, **kw)
-
-
-BUILTIN: dict[str, Callable[..., Policy]] = {
-    "scripted": scripted, "stubborn": stubborn, "alternate": alternate, "jitter": jitter,
-    "paraphrase": paraphrase, "poll_until": poll_until, "paginate": paginate, "explore": explore,
-    "obedient": obedient, "ignores_refusals": ignores_refusals, "recorded": recorded,
-}
-
-HELP: dict[str, str] = {name: (cls.__doc__ or "").strip().splitlines()[0] for name, cls in {
-    "scripted": Scripted, "stubborn": Stubborn, "alternate": Alternate, "jitter": Jitter,
-    "paraphrase": Paraphrase, "poll_until": PollUntil, "paginate": Paginate, "explore": Explore,
-    "obedient": Obedient, "ignores_refusals": IgnoresRefusals, "recorded": Recorded}.items()}
 
 
 def tools_of(policy: Policy) -> set[str]:
@@ -494,6 +594,3 @@ def as_policy(obj: Any) -> Policy:
         return FunctionPolicy(obj)
     raise PolicyError(f"expected a policy or a function (view) -> Decision, got {obj!r}")
 
-
-def names() -> Iterable[str]:
-    return BUILTIN.keys()

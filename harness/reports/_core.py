@@ -65,75 +65,6 @@ def _belongs(violation_name: str, inv_name: str) -> bool:
     return violation_name == inv_name or violation_name.startswith((inv_name + ".", inv_name + "["))
 
 
-def _expected(inv: Any) -> str:
-    if isinstance(inv, I.Bounded):
-        parts = []
-        if inv.executions is not None:
-            parts.append(f"at most {inv.executions} tool executions")
-        parts += [f"at most {n} executions of {t}" for t, n in sorted(inv.per_tool.items())]
-        if inv.turns is not None:
-            parts.append(f"at most {inv.turns} model turns")
-        if inv.virtual_seconds is not None:
-            parts.append(f"at most {inv.virtual_seconds:g} virtual seconds")
-        if inv.tokens is not None:
-            parts.append(f"at most {inv.tokens} tokens")
-        return "; ".join(parts) or "bounded"
-    if isinstance(inv, I.MaxSideEffects):
-        return f"at most {inv.n} side effects" + (f" of {inv.tool}" if inv.tool else "")
-    if isinstance(inv, I.Idempotent):
-        return "each operation key applied at most once"
-    if isinstance(inv, I.TerminalState):
-        return "one of " + ", ".join(inv.states)
-    if isinstance(inv, I.StopReport):
-        return "a stop report with " + ", ".join(inv.fields) + " (unless COMPLETED)"
-    if isinstance(inv, I.NoExecutionAfterRefusal):
-        return "no refused call executed later; no call after the end"
-    if isinstance(inv, I.RetryAfterHonoured):
-        return "no call before its Retry-After has elapsed"
-    if isinstance(inv, I.NoUnchangedResend):
-        return "no unchanged resend of a FATAL or PRECONDITION call"
-    if isinstance(inv, I.Completed):
-        extra = "".join(f"; at least {n} successful calls of {t}" for t, n in sorted(inv.successes.items()))
-        return "COMPLETED" + extra
-    if isinstance(inv, I.Terminated):
-        return "the agent ends the run itself"
-    doc = (type(inv).__doc__ or "").strip().splitlines()
-    return doc[0] if doc else repr(inv)
-
-
-def _actual(inv: Any, v: ScenarioVerdict) -> str:
-    """What happened, for an invariant that held (a broken one shows its violation)."""
-    r = v.result
-    if isinstance(inv, I.Bounded):
-        parts = []
-        if inv.executions is not None:
-            parts.append(f"{r.total_executions} tool executions")
-        parts += [f"{r.executions.get(t, 0)} executions of {t}" for t in sorted(inv.per_tool)]
-        if inv.turns is not None:
-            parts.append(f"{r.turns} model turns")
-        if inv.virtual_seconds is not None:
-            parts.append(f"{r.virtual_seconds:g} virtual seconds")
-        if inv.tokens is not None:
-            parts.append(f"{r.tokens} tokens")
-        return "; ".join(parts) or "held"
-    if isinstance(inv, I.MaxSideEffects):
-        return f"{r.ledger.applied(inv.tool)} applied"
-    if isinstance(inv, I.Idempotent):
-        counts = [n for f in r.ledger.effects if f.applied for n in [r.ledger.applied_for(f.tool, f.key)]]
-        return f"at most {max(counts)} per key" if counts else "no side effect applied"
-    if isinstance(inv, I.TerminalState):
-        return r.terminal_state
-    if isinstance(inv, I.StopReport):
-        return "COMPLETED (no report needed)" if r.terminal_state == "COMPLETED" else "a complete stop report"
-    if isinstance(inv, I.Completed):
-        got = "; ".join(f"{sum(1 for e in r.trace.tool_events if e['tool'] == t and e['class'] == 'SUCCESS')} "
-                        f"successful calls of {t}" for t in sorted(inv.successes))
-        return r.terminal_state + (f"; {got}" if got else "")
-    if isinstance(inv, I.Terminated):
-        return f"ended by the agent ({r.terminal_state})"
-    return "held"
-
-
 def _violation(v: Any) -> dict[str, Any]:
     return {"invariant": v.invariant, "expected": v.expected, "actual": v.actual, "step": v.step, "seq": v.seq}
 
@@ -146,13 +77,13 @@ def _invariants(v: ScenarioVerdict) -> list[dict[str, Any]]:
         broke = [(i, x) for i, x in enumerate(v.violations) if i not in used and _belongs(x.invariant, name)]
         used.update(i for i, _ in broke)
         entry: dict[str, Any] = {"name": name, "params": _inv_params(inv), "passed": not broke,
-                                 "expected": _expected(inv), "actual": "", "step": None, "seq": None,
+                                 "expected": I.expected_text(inv), "actual": "", "step": None, "seq": None,
                                  "violations": [_violation(x) for _, x in broke]}
         if broke:
             first = broke[0][1]
             entry.update(expected=first.expected, actual=first.actual, step=first.step, seq=first.seq)
         else:
-            entry["actual"] = _actual(inv, v)
+            entry["actual"] = I.actual_text(inv, v.result)
         out.append(entry)
     for i, x in enumerate(v.violations):  # broken invariants not in expect (the defaults, when expect is empty)
         if i not in used:

@@ -3,6 +3,7 @@
 from toolchaos.errors import ApiFaultError, PatchError, UnmatchedRequest
 from toolchaos.wire import _compat, _mocker
 from toolchaos.wire._apifaults import (
+    API_FAULTS,
     ApiFault,
     ApiFaults,
     as_api_fault,
@@ -25,8 +26,8 @@ _compat.import_with_real_datetime("pydantic.v1")  # LangChain's import under vir
 _mocker.install()  # respx's default mocker now covers httpx2 too (idempotent, import-order proof)
 
 __all__ = [
-    "FAKE_API_KEY", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "HttpTool", "PatchError",
-    "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool", "install",
+    "API_FAULTS", "FAKE_API_KEY", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "HttpTool",
+    "PatchError", "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool", "install",
     "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut", "timeout", "unavailable",
     "uninstall",
 ]

@@ -13,16 +13,12 @@ API of the run)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from toolchaos.errors import ApiFaultError
-
-KINDS = ("rate_limited", "server_error", "unavailable", "overloaded", "timeout", "stream_cut", "malformed")
-_SHORTHAND = {"429": "rate_limited", "500": "server_error", "503": "unavailable", "529": "overloaded",
-              "rate_limit": "rate_limited", "overload": "overloaded", "cut": "stream_cut"}
-_STATUS = {"rate_limited": 429, "server_error": 500, "unavailable": 503, "overloaded": 529}
+from toolchaos.fake_tools.registry import Param, Registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +30,9 @@ class ApiFault:
 
     @property
     def status(self) -> int | None:
-        return _STATUS.get(self.kind)
+        """The HTTP status the fault answers with (None: it never answers, or answers 200)."""
+        kind = API_FAULTS.get(self.kind)
+        return None if kind is None else kind.extra.get("status")
 
     @property
     def code(self) -> str:
@@ -45,32 +43,46 @@ class ApiFault:
         args = ", ".join(f"{k}={v:g}" for k, v in extra.items() if v is not None)
         return f"{self.kind}({args})" if args else self.kind
 
+    def to_data(self) -> Any:
+        """The plain-data spelling: ``as_api_fault(fault.to_data()) == fault``."""
+        params = {p.name: getattr(self, p.name) for p in API_FAULTS[self.kind].params}
+        return {self.kind: params} if params else self.kind
 
+
+API_FAULTS: Registry[ApiFault] = Registry("model-API fault", key="kind")
+
+
+@API_FAULTS.register(ApiFault, aliases=("429", "rate_limit"), status=429)
 def rate_limited(retry_after: float | None = 1.0) -> ApiFault:
     """HTTP 429 with ``retry-after`` (seconds)."""
     return ApiFault("rate_limited", _number("retry_after", retry_after))
 
 
+@API_FAULTS.register(ApiFault, aliases=("500",), status=500)
 def server_error() -> ApiFault:
     """HTTP 500."""
     return ApiFault("server_error")
 
 
+@API_FAULTS.register(ApiFault, aliases=("503",), status=503)
 def unavailable(retry_after: float | None = None) -> ApiFault:
     """HTTP 503 (optionally with ``retry-after``)."""
     return ApiFault("unavailable", _number("retry_after", retry_after))
 
 
+@API_FAULTS.register(ApiFault, aliases=("529", "overload"), status=529)
 def overloaded(retry_after: float | None = None) -> ApiFault:
     """HTTP 529, Anthropic's "overloaded"."""
     return ApiFault("overloaded", _number("retry_after", retry_after))
 
 
+@API_FAULTS.register(ApiFault)
 def timeout(after: float | None = None) -> ApiFault:
     """No answer: the client's read timeout fires (after ``after`` virtual seconds, if shorter)."""
     return ApiFault("timeout", after=_number("after", after))
 
 
+@API_FAULTS.register(ApiFault, aliases=("cut",))
 def stream_cut(events: int = 2) -> ApiFault:
     """The connection drops after ``events`` server-sent events (or part of a JSON body)."""
     if isinstance(events, bool) or not isinstance(events, int) or events < 0:
@@ -78,14 +90,10 @@ def stream_cut(events: int = 2) -> ApiFault:
     return ApiFault("stream_cut", events=events)
 
 
+@API_FAULTS.register(ApiFault)
 def malformed() -> ApiFault:
     """HTTP 200 whose body is not valid JSON."""
     return ApiFault("malformed")
-
-
-CONSTRUCTORS: dict[str, Callable[..., ApiFault]] = {
-    "rate_limited": rate_limited, "server_error": server_error, "unavailable": unavailable,
-                "overloaded": overloaded, "timeout": timeout, "stream_cut": stream_cut, "malformed": malformed}
 
 
 def _number(name: str, value: Any) -> float | None:
@@ -96,38 +104,45 @@ def _number(name: str, value: Any) -> float | None:
     return float(value)
 
 
+def _statuses() -> list[str]:
+    """The status numbers a fault may be named by: 429, 500, ..."""
+    return [a for kind in API_FAULTS.values() for a in kind.aliases if a.isdigit()]
+
+
 def as_api_fault(spec: Any) -> ApiFault:
     """``"429"``, ``"stream_cut"``, ``{"rate_limited": {"retry_after": 2}}``, ``{"timeout": 30}`` or an ``ApiFault``."""
     if isinstance(spec, ApiFault):
         return spec
     if isinstance(spec, int) and not isinstance(spec, bool):
         spec = str(spec)
-    params: dict[str, Any]
     if isinstance(spec, str):
-        name, params = spec, {}
+        name, raw = spec, None
     elif isinstance(spec, Mapping) and len(spec) == 1:
-        name, raw = next(iter(spec.items()))
-        name = str(name)
-        if raw is None:
-            params = {}
-        elif isinstance(raw, Mapping):
-            params = dict(raw)
-        else:
-            first = {"rate_limited": "retry_after", "unavailable": "retry_after", "overloaded": "retry_after",
-                     "timeout": "after", "stream_cut": "events"}
-            key = first.get(_SHORTHAND.get(name, name))
-            if key is None:
-                raise ApiFaultError(f"{name}: takes no parameters, got {raw!r}")
-            params = {key: raw}
+        ((key, raw),) = spec.items()
+        name = str(key)
     else:
-        raise ApiFaultError(f"expected a model-API fault ({', '.join(KINDS)} or 429/500/503/529), got {spec!r}")
-    kind = _SHORTHAND.get(name, name)
-    if kind not in CONSTRUCTORS:
-        raise ApiFaultError(f"unknown model-API fault {name!r}; known: {', '.join(KINDS)} (or 429, 500, 503, 529)")
+        raise ApiFaultError(f"expected a model-API fault ({', '.join(API_FAULTS)} or {'/'.join(_statuses())}), "
+                            f"got {spec!r}")
+    kind = API_FAULTS.get(API_FAULTS.resolve(name))
+    params = _named(name, kind.first if kind is not None else None, raw)
+    if kind is None:
+        raise ApiFaultError(f"unknown model-API fault {name!r}; known: {', '.join(API_FAULTS)} "
+                            f"(or {', '.join(_statuses())})")
     try:
-        return CONSTRUCTORS[kind](**params)
+        return kind.build(**params)
     except TypeError as exc:
-        raise ApiFaultError(f"{kind}: {exc}") from None
+        raise ApiFaultError(f"{kind.name}: {exc}") from None
+
+
+def _named(name: str, first: Param | None, raw: Any) -> dict[str, Any]:
+    """Parameters by name; ``{"429": 30}``-style shorthand gives the first one."""
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if first is None:
+        raise ApiFaultError(f"{name}: takes no parameters, got {raw!r}")
+    return {first.name: raw}
 
 
 class ApiFaults:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest
-from toolchaos.cli import _list as _cmd_list
+from toolchaos import certification
 from toolchaos.cli import main
 from toolchaos.fake_tools import catalogue
-from toolchaos.fake_tools.faults import KIND_HELP
-from toolchaos.invariants import HELP as INVARIANT_HELP
-from toolchaos.policies import HELP as POLICY_HELP
+from toolchaos.fake_tools.faults import FAULTS
+from toolchaos.invariants import INVARIANTS
+from toolchaos.policies import POLICIES
 
 
 def listed(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, dict[str, str]]:
@@ -24,9 +23,9 @@ def listed(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, dict[str
 def test_json_lists_every_section(capsys: pytest.CaptureFixture[str]) -> None:
     data = listed(capsys)
     assert list(data) == ["faults", "policies", "invariants", "tools", "agents", "levels", "scenarios"]
-    assert list(data["faults"]) == list(KIND_HELP)
-    assert list(data["policies"]) == list(POLICY_HELP)
-    assert list(data["invariants"]) == list(INVARIANT_HELP)
+    assert list(data["faults"]) == list(FAULTS)
+    assert list(data["policies"]) == list(POLICIES)
+    assert list(data["invariants"]) == list(INVARIANTS)
     assert list(data["tools"]) == list(catalogue.describe())
     assert list(data["agents"]) == ["builtin:naive", "builtin:guarded", "builtin:loopguard", "builtin:doomloop",
                                     "builtin:gemini", "builtin:breaker", "package.module:attr"]
@@ -44,32 +43,20 @@ def test_side_effect_tools_say_so(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_builtin_scenarios_are_listed_with_category_and_severity(capsys: pytest.CaptureFixture[str]) -> None:
-    if not _cmd_list.bundled_scenario_files():  # pragma: no cover
-        pytest.skip("no bundled scenario files in this checkout")
     scenarios = listed(capsys, "scenarios")["scenarios"]
     desc = scenarios["loop-exact-repeat-timeout"]
     assert desc.startswith("[certification, loops, critical] ")
 
 
-def test_scenarios_fall_back_to_the_files_without_the_runner(capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "toolchaos.certification._suite", None)  # importing it now raises ImportError
-    files = _cmd_list.bundled_scenario_files()
-    if not files:  # pragma: no cover
-        pytest.skip("no bundled scenario files in this checkout")
-    scenarios = listed(capsys, "scenarios")["scenarios"]
-    assert len(scenarios) == len(files)
-    assert scenarios["loop-exact-repeat-timeout"].startswith("[loops, critical] ")
+def test_a_runner_that_breaks_shows_as_an_internal_error(capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loader bug must show: list never reads the files some other way and prints something else."""
+    def broken(name: str) -> Any:
+        raise RuntimeError("boom")
 
-
-def test_a_runner_that_breaks_does_not_break_list(capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    class Broken:
-        def suite(self, name: str) -> Any:
-            raise RuntimeError("boom")
-
-    monkeypatch.setitem(sys.modules, "toolchaos.certification._suite", Broken())
-    assert listed(capsys, "scenarios")["scenarios"]
+    monkeypatch.setattr(certification, "suite", broken)
+    assert main(["list", "scenarios"]) == 3
+    assert "internal error: RuntimeError: boom" in capsys.readouterr().err
 
 
 def test_text_output_is_aligned_and_sectioned(capsys: pytest.CaptureFixture[str]) -> None:

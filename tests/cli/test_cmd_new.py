@@ -2,52 +2,43 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from toolchaos.cli import main
-from toolchaos.cli._new import TEMPLATES, _schema_url, scaffold
+from toolchaos.cli._new import TEMPLATES, scaffold
 from toolchaos.fake_tools import catalogue
-from toolchaos.fake_tools.faults import KINDS
-
-try:  # the scenario loader: the real check; plain YAML where it is absent
-    _scenario: Any = importlib.import_module("toolchaos.scenario._loader")
-except ImportError:  # pragma: no cover
-    _scenario = None
+from toolchaos.fake_tools.faults import FAULTS
+from toolchaos.scenario import SCHEMA_URL, Scenario, load_text
 
 
-def load(text: str, name: str) -> Any:
-    """The scenario as the loader sees it (or the YAML document without the loader)."""
-    if _scenario is None:  # pragma: no cover
-        return yaml.safe_load(text)
-    (scenario,) = _scenario.load_text(text, name)
+def load(text: str, name: str) -> Scenario:
+    """The scenario as the loader sees it."""
+    (scenario,) = load_text(text, name)
     return scenario
 
 
 @pytest.mark.parametrize("tool", catalogue.NAMES)
 def test_every_tool_and_fault_scaffold_loads(tool: str) -> None:
-    for fault in KINDS:
+    for fault in FAULTS:
         text = scaffold(tool, fault)
         scenario = load(text, f"{tool}-{fault}.chaos.yaml")
         doc = yaml.safe_load(text)
         assert doc["id"] == f"{tool}-{fault}".replace("_", "-") and list(doc["tools"]) == [tool]
-        if _scenario is not None:
-            assert scenario.id == doc["id"] and [t.name for t in scenario.tools] == [tool]
-            assert (scenario.category, scenario.severity) == (doc["category"], doc["severity"])
+        assert scenario.id == doc["id"] and [t.name for t in scenario.tools] == [tool]
+        assert (scenario.category, scenario.severity) == (doc["category"], doc["severity"])
 
 
 def test_every_fault_kind_has_a_template() -> None:
-    assert set(TEMPLATES) == set(KINDS)
+    assert set(TEMPLATES) == set(FAULTS)
 
 
 @pytest.mark.parametrize("tool", ["fetch_invoice", "charge_payment"])
 def test_scaffolds_pass_against_the_reference_agent(tool: str) -> None:
     """A scaffold is a correct test: the guarded reference passes it, the naive loop fails the loop ones."""
     run_scenario = pytest.importorskip("toolchaos.certification").run_scenario
-    for fault in KINDS:
+    for fault in FAULTS:
         scenario = load(scaffold(tool, fault), "s.chaos.yaml")
         guarded = run_scenario(scenario, "builtin:guarded")
         assert guarded.passed, (tool, fault, guarded.violations)
@@ -66,8 +57,8 @@ def test_side_effect_tools_check_their_effects() -> None:
 
 def test_scaffold_starts_with_the_schema_line_for_editors() -> None:
     first = scaffold("search", "empty").splitlines()[0]
-    assert first == f"# yaml-language-server: $schema={_schema_url()}"
-    assert _schema_url().endswith("scenario.schema.json")
+    assert first == f"# yaml-language-server: $schema={SCHEMA_URL}"
+    assert SCHEMA_URL.endswith("scenario.schema.json")
 
 
 def test_writes_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

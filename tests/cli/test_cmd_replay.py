@@ -43,7 +43,7 @@ def test_json_artifacts_and_bounds(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_replay_as_a_scenario_loads_and_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from toolchaos.certification import run_scenario
-    from toolchaos.scenario._loader import load_file
+    from toolchaos.scenario import load_file
 
     for log in ("openai_chat.json", "anthropic.json"):
         assert main(["replay", str(LOGS / log), "--scenario"]) == 0

@@ -140,9 +140,9 @@ def test_the_planted_bug_is_also_found_with_the_default_kinds_when_the_policy_va
 
 
 def _scenario_module() -> Any:
-    from toolchaos.scenario import _loader
+    import toolchaos.scenario
 
-    return _loader
+    return toolchaos.scenario
 
 
 @pytest.mark.parametrize("agent", ["builtin:naive", skips_idempotency_after_503])

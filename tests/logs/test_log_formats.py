@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from toolchaos.cli import build_parser
 from toolchaos.logs import FORMATS, REGISTRY, LogFormatError, detect, load, read_records
-from toolchaos.scenario._loader import json_schema
+from toolchaos.scenario import json_schema
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 INCIDENT = Path(__file__).resolve().parents[2] / "scenarios" / "examples" / "05-incident.trace.jsonl"

@@ -19,7 +19,7 @@ from toolchaos.certification import run_scenario
 from toolchaos.cli import main
 from toolchaos.logs import FORMATS, conversation
 from toolchaos.policies import PolicyError
-from toolchaos.scenario._loader import ScenarioError, load_file, load_text
+from toolchaos.scenario import ScenarioError, load_file, load_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

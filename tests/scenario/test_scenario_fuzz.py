@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from toolchaos.certification import run_scenario
-from toolchaos.scenario._loader import ScenarioError, load_text
+from toolchaos.scenario import ScenarioError, load_text
 
 VALID: dict[str, Any] = {
     "id": "fuzz",

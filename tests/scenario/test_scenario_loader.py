@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from toolchaos.certification import run_scenario
-from toolchaos.scenario._loader import Scenario, ScenarioError, load_file, load_text
+from toolchaos.scenario import Scenario, ScenarioError, load_file, load_text
 
 BASE = """\
 id: t1

@@ -3,7 +3,7 @@
 PyYAML's C extension (``yaml._yaml``) is initialised once per process, and keeps the event
 and error classes of the first import of ``yaml``. pytester's in-process sessions restore
 ``sys.modules`` after each run, so a second session imports ``yaml`` (and
-``toolchaos.scenario._loader``) again, with new classes the extension does not produce. The loader
+``toolchaos.scenario``) again, with new classes the extension does not produce. The loader
 used to compose libyaml's events with the new PyYAML classes, and failed with an
 ``UnboundLocalError`` inside PyYAML's composer. These tests make that re-import happen on
 purpose, so they do not depend on whether ``yaml`` was imported before the test started.
@@ -16,11 +16,11 @@ import sys
 from types import ModuleType
 
 import pytest
-import toolchaos.scenario
+import toolchaos
 import yaml
 from chaos_samples import PAY_SCENARIO
-from toolchaos.scenario import _loader as _scenario
-from toolchaos.scenario._loader import ScenarioError, load_yaml
+from toolchaos import scenario as _scenario
+from toolchaos.scenario import ScenarioError, load_yaml
 
 pytest_plugins = ["pytester"]
 
@@ -36,17 +36,17 @@ BAD_DOCUMENTS = {
 
 
 def _forget_yaml(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Drop PyYAML and the scenario module from ``sys.modules`` (as pytester's restore does), so
-    the next import of ``toolchaos.scenario._loader`` imports ``yaml`` afresh; all undone after the test."""
-    monkeypatch.setattr(toolchaos.scenario, "_loader", _scenario)  # a fresh import rebinds the package attribute
+    """Drop PyYAML and the scenario package from ``sys.modules`` (as pytester's restore does), so
+    the next import of ``toolchaos.scenario`` imports ``yaml`` afresh; all undone after the test."""
+    monkeypatch.setattr(toolchaos, "scenario", _scenario)  # a fresh import rebinds the package attribute
     for name in list(sys.modules):
-        if name in ("yaml", "toolchaos.scenario._loader") or name.startswith("yaml."):
+        if name in ("yaml", "toolchaos.scenario") or name.startswith(("yaml.", "toolchaos.scenario.")):
             monkeypatch.delitem(sys.modules, name)
 
 
 def _fresh_scenario_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     _forget_yaml(monkeypatch)
-    module = importlib.import_module("toolchaos.scenario._loader")
+    module = importlib.import_module("toolchaos.scenario")
     assert module is not _scenario
     assert sys.modules["yaml"].events.ScalarEvent is not yaml.events.ScalarEvent  # really a second import
     return module

@@ -1,0 +1,147 @@
+"""From a scenario document to ``Scenario`` objects: one per document, or one per variant.
+
+Loading goes through three stages, each of which points at the offending place in the
+file:
+
+1. **YAML** (``_yaml.load_yaml``): located plain data.
+2. **Structure** (``_spec``): the pydantic models: types, required keys, unknown keys.
+3. **Meaning**: tools, faults, policies and invariants are built by the harness's own
+   constructors, found in their registries (``toolchaos.fake_tools.faults.FAULTS``,
+   ``toolchaos.policies.POLICIES``, ``toolchaos.invariants.INVARIANTS``), so there is
+   one validation path; their errors (``DefinitionError``, ``PolicyError``,
+   ``ValueError``) are re-raised as a ``ScenarioError`` at the line and column of the
+   field they name (their ``field``). Cross-checks that no single constructor can make
+   happen there too.
+
+Every error is a ``ScenarioError``: ``file:line:col: message`` followed by the source line
+and a caret. No harness traceback is ever part of it.
+
+``module:attr`` references (a custom agent, policy or invariant) import Python code; they
+are refused unless the caller allows imports (pytest ini ``chaos_allow_imports = true``,
+``toolchaos run --allow-imports``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolchaos._agents import BUILTIN as AGENTS
+from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos.errors import FuzzSpecError, ScenarioError, did_you_mean
+from toolchaos.fake_tools import FakeTool
+from toolchaos.invariants import _builtin as _invariants
+from toolchaos.scenario._context import Context, import_ref
+from toolchaos.scenario._invariants import build_expect, cross_check
+from toolchaos.scenario._locate import split_path
+from toolchaos.scenario._policies import build_policy, check_policy_tools
+from toolchaos.scenario._scenario import Expectation, Restart, Scenario
+from toolchaos.scenario._spans import Span, YMap, plain, short
+from toolchaos.scenario._spec import RestartSpec, ScenarioSpec, validate
+from toolchaos.scenario._tools import build_tools
+from toolchaos.scenario._variants import variant_roots, with_tool_overrides
+from toolchaos.scenario._yaml import load_yaml
+
+
+def load_text(text: str, path: str | Path | None = None, *, allow_imports: bool = False) -> list[Scenario]:
+    """The scenarios (one, or one per variant) of a scenario document."""
+    p = Path(path) if path is not None else None
+    root = load_yaml(text, p)
+    if not isinstance(root, YMap):
+        what = "an empty file" if root is None else ("a list" if isinstance(root, list) else f"{short(root)}")
+        raise ScenarioError(f"a scenario file holds one mapping (id, title, task, tools, policy, expect); "
+                            f"found {what}", p, getattr(root, "span", Span(1, 1, 1, 2)), text)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    ctx = Context(p, text, root, allow_imports)
+    spec = validate(ScenarioSpec, root, ctx, root)
+    if not spec.variants:
+        return [_build(spec, root, ctx, digest, None, root.span.line)]
+    out: list[Scenario] = []
+    for variant, merged, line in variant_roots(root, spec.variants, ctx):
+        vctx = Context(p, text, merged, allow_imports)
+        out.append(_build(validate(ScenarioSpec, merged, vctx, merged), merged, vctx, digest, variant, line))
+    return out
+
+
+def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: str | None, line: int) -> Scenario:
+    tools = build_tools(spec.tools, ctx, ["tools"], root)
+    policy = build_policy(root["policy"], ctx, ["policy"], root)
+    check_policy_tools(policy, tools, ctx, ["policy"], root)
+    expect = build_expect(spec.expect, ctx, ["expect"], "run", root)
+    cross_check(expect, tools, ctx, ["expect"], root)
+    if spec.agent is not None:
+        _check_agent(spec.agent, ctx, ["agent"], root)
+    budgets = Budgets(**spec.budgets.model_dump(exclude_none=True)) if spec.budgets else None
+    ceiling = Ceiling(**spec.ceiling.model_dump(exclude_none=True)) if spec.ceiling else None
+    restart = None
+    if spec.restart is not None:
+        restart = _build_restart(spec.restart, spec.task, root, ctx, tools, policy, expect)
+    fuzz = _build_fuzz(root, tools, ctx) if "fuzz" in root else None
+    digest = _with_dependencies(digest, ctx.depends)
+    explicit = {e.name for e in expect if e.phase == "run"}
+    for inv in _invariants.DEFAULT:
+        if inv.name not in explicit:
+            expect.append(Expectation(inv, f"(implicit) {inv.name}", None, "each"))
+    return Scenario(
+        id=spec.id, title=spec.title, description=spec.description.strip(), category=spec.category,
+        severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=spec.agent,
+        tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
+        variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz)
+
+
+def _build_restart(rspec: RestartSpec, task: str, root: YMap, ctx: Context, tools: tuple[FakeTool, ...],
+                   policy: Callable[[], Any], expect: list[Expectation]) -> Restart:
+    """The second run (its tools, policy and task); ``expect_before`` is added to ``expect``."""
+    rraw = root["restart"]
+    rtools = tools
+    if rspec.tools:
+        rroot = with_tool_overrides(root, rraw)
+        rtools = build_tools(validate(ScenarioSpec, rroot, ctx, rroot).tools, ctx, ["tools"], rroot)
+    rpolicy = policy
+    if rspec.policy is not None:
+        rpolicy = build_policy(rraw["policy"], ctx, ["restart", "policy"], root)
+        check_policy_tools(rpolicy, rtools, ctx, ["restart", "policy"], root)
+    restart = Restart(rspec.task or task, rpolicy, rtools)
+    if rspec.expect_before:
+        before = build_expect(rspec.expect_before, ctx, ["restart", "expect_before"], "before", root)
+        cross_check(before, tools, ctx, ["restart", "expect_before"], root)
+        expect += before
+    return restart
+
+
+def _with_dependencies(digest: str, files: Sequence[Path]) -> str:
+    """The scenario's hash, covering the files it replays: editing a recorded log changes what runs."""
+    if not files:
+        return digest
+    h = hashlib.sha256(digest.encode())
+    for f in files:  # read already when the policy was built: a missing file is a located error there
+        h.update(b"\x00" + hashlib.sha256(f.read_bytes()).hexdigest().encode())
+    return h.hexdigest()
+
+
+def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: Context) -> Any:
+    """The ``fuzz:`` block, validated by the fuzzer's own ``FuzzSpec.from_data``."""
+    from toolchaos.fuzzing._core import FuzzSpec  # imports hypothesis: only for a fuzz: block
+
+    try:
+        return FuzzSpec.from_data(plain(root["fuzz"]), [t.name for t in tools])
+    except FuzzSpecError as exc:
+        path = split_path(exc.field)
+        names_key = "unknown key" in exc.problem
+        raise ctx.error(f"{exc.field}: {exc.problem}", path, key=names_key, root=root) from None
+
+
+def _check_agent(agent: str, ctx: Context, where: list[Any], root: Any) -> None:
+    if agent.startswith("builtin:"):
+        name = agent.partition(":")[2]
+        if name not in AGENTS:
+            raise ctx.error(f"agent: no built-in agent {name!r}{did_you_mean(name, AGENTS)} "
+                            f"(built-in: {', '.join('builtin:' + n for n in AGENTS)})", where, root=root)
+        return
+    if ":" not in agent:
+        raise ctx.error(f"agent: expected 'builtin:NAME' or 'package.module:attr', got {agent!r}", where, root=root)
+    obj = import_ref(agent, ctx, where, "agent", root)
+    if not callable(obj):
+        raise ctx.error(f"agent {agent!r} is not callable", where, root=root)

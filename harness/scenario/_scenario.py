@@ -1,0 +1,69 @@
+"""A loaded scenario: what the runner, the pytest items and the fuzzer get from a file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos.fake_tools import FakeTool
+from toolchaos.scenario._spec import ScenarioSpec
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One invariant of ``expect`` with where it came from (for failure reports)."""
+
+    invariant: Any
+    text: str  # its YAML source (or "(implicit) name")
+    line: int | None  # 1-based line in the scenario file, None for implicit ones
+    phase: str = "run"  # "run" (the whole run), "before" (restart: the first run alone), "each" (every run)
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.invariant, "name", type(self.invariant).__name__))
+
+
+@dataclass(frozen=True)
+class Restart:
+    task: str
+    policy: Callable[[], Any]
+    tools: tuple[FakeTool, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded, validated scenario (one item: a file's variants are separate scenarios)."""
+
+    id: str
+    title: str
+    description: str
+    category: str
+    severity: str
+    tags: tuple[str, ...]
+    seed: int
+    task: str
+    agent: str | None
+    tools: tuple[FakeTool, ...]
+    policy: Callable[[], Any]  # builds a fresh policy for each run
+    expect: tuple[Expectation, ...]
+    budgets: Budgets | None = None
+    ceiling: Ceiling | None = None
+    restart: Restart | None = None
+    variant: str | None = None
+    path: Path | None = None
+    content_hash: str = ""
+    line: int = 1  # where the scenario (or its variant) starts
+    spec: ScenarioSpec | None = field(default=None, repr=False, compare=False)
+    fuzz: Any = None  # a toolchaos.fuzzing.FuzzSpec when the file has a `fuzz:` block
+
+    @property
+    def name(self) -> str:
+        """The item name: the id, with ``[variant]`` for a variant."""
+        return f"{self.id}[{self.variant}]" if self.variant else self.id
+
+    @property
+    def invariants(self) -> list[Any]:
+        return [e.invariant for e in self.expect]

@@ -1,0 +1,224 @@
+"""The structure of a scenario file: pydantic models of every section (types, required keys,
+unknown keys with a "did you mean"), which also give ``toolchaos schema`` its JSON Schema.
+
+A validation error becomes one ``ScenarioError`` at the offending key or value: a
+misspelled key is reported before the required key it leaves missing.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from toolchaos.errors import ScenarioError, did_you_mean
+from toolchaos.scenario._context import Context
+from toolchaos.scenario._locate import dotted, locate
+from toolchaos.scenario._spans import NOWHERE, short
+
+CATEGORIES = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume", "custom")
+SEVERITIES = ("critical", "major", "minor")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# Placeholders replaced by ``json_schema`` (pydantic would try to resolve a ``$ref`` itself).
+FAULTS_REF: Any = {"x-toolchaos": "FaultSchedule"}
+FAULT_REF: Any = {"x-toolchaos": "Fault"}
+POLICY_REF: Any = {"x-toolchaos": "Policy"}
+EXPECT_REF: Any = {"x-toolchaos": "Invariants"}
+
+
+class ToolSpec(_Model):
+    """A tool: from the catalogue (by its name, no ``parameters``) or defined inline (with ``parameters``)."""
+
+    description: str | None = Field(None, description="inline tools: what the model is told the tool does")
+    parameters: dict[str, Any] | None = Field(
+        None, description="inline tools: the argument schema (JSON Schema object); its presence makes the "
+                          "tool inline rather than from the catalogue")
+    side_effect: bool | None = Field(None, description="inline tools: every execution is a side effect")
+    idempotency_key: str | None = Field(None, description="inline tools: the argument carrying the operation key")
+    volatile: list[str] | None = Field(None, description="inline tools: arguments ignored by fingerprints")
+    delivery: Literal["return", "raise"] | None = Field(
+        None, description="faults returned as an error payload (default) or raised as exceptions")
+    faults: Any = Field(None, description="fault schedule: rules (first match wins) or one fault for every call",
+                        json_schema_extra=FAULTS_REF)
+    default: Any = Field(None, description="the outcome when no rule matches (default: ok)",
+                         json_schema_extra=FAULT_REF)
+
+
+class BudgetsSpec(_Model):
+    """Limits handed to the agent's runtime as ``tools.budgets``."""
+
+    max_steps: int | None = Field(None, ge=1, description="model turns")
+    max_executions: int | None = Field(None, ge=1, description="tool executions")
+    max_seconds: float | None = Field(None, gt=0, description="virtual wall-clock seconds")
+    max_tokens: int | None = Field(None, ge=1, description="input + output tokens over the run")
+
+
+class CeilingSpec(_Model):
+    """The harness's own fuse (it ends a run, it does not judge it)."""
+
+    max_tool_calls: int | None = Field(None, ge=1)
+    max_model_turns: int | None = Field(None, ge=1)
+    real_seconds: float | None = Field(None, gt=0)
+
+
+class RestartSpec(_Model):
+    """Run the agent a second time after the first run ends, sharing its persistent ``store``.
+
+    The second run meets the tools afresh (their schedules restart, with the overrides
+    given here); ``expect`` of the scenario is checked over both runs together (one
+    trace, one effect ledger), ``expect_before`` over the first run alone.
+    """
+
+    task: str | None = Field(None, description="task of the restarted run (default: the scenario's)")
+    policy: Any = Field(None, description="model double of the restarted run (default: the scenario's)",
+                        json_schema_extra=POLICY_REF)
+    tools: dict[str, ToolSpec | None] | None = Field(
+        None, description="per-tool overrides for the restarted run (merged into the scenario's tools)")
+    expect_before: list[Any] | None = Field(None, description="invariants of the first run alone",
+                                            json_schema_extra=EXPECT_REF)
+
+
+_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class VariantSpec(_Model):
+    """One parametrised item: its id and the fields it overrides (``tools`` and ``budgets`` merge per key)."""
+
+    id: str = Field(pattern=_ID, max_length=80)
+    title: str | None = None
+    description: str | None = None
+    severity: Literal["critical", "major", "minor"] | None = None
+    tags: list[str] | None = None
+    seed: int | None = Field(None, ge=0)
+    task: str | None = None
+    agent: str | None = None
+    tools: dict[str, ToolSpec | None] | None = None
+    policy: Any = Field(None, json_schema_extra=POLICY_REF)
+    budgets: BudgetsSpec | None = None
+    ceiling: CeilingSpec | None = None
+    expect: list[Any] | None = Field(None, json_schema_extra=EXPECT_REF)
+    restart: RestartSpec | None = None
+    fuzz: Any = Field(None, json_schema_extra={"x-toolchaos": "Fuzz"})
+
+
+class ScenarioSpec(_Model):
+    """A chaos scenario: fake tools with faults, a model double, a task, and what must hold."""
+
+    id: str = Field(pattern=_ID, max_length=100, description="the pytest item name; unique in a suite")
+    title: str = Field(description="one line: what goes wrong")
+    description: str = Field("", description="why it matters, what a correct runtime does")
+    category: Literal["loops", "error_classes", "side_effects", "budgets", "legit", "resume", "custom"] = "custom"
+    severity: Literal["critical", "major", "minor"] = "major"
+    tags: list[str] = Field(default_factory=list)
+    seed: int = Field(0, ge=0, description="same seed, byte-identical trace")
+    task: str = Field(description="what the agent is asked to do")
+    agent: str | None = Field(None, description="'builtin:NAME' or 'package.module:attr' (needs chaos_allow_imports); "
+                                                "--chaos-agent on the command line wins")
+    tools: dict[str, ToolSpec | None] = Field(min_length=1, description="tool name -> catalogue tool or inline tool")
+    policy: Any = Field(description="the model double: a built-in policy with its parameters",
+                        json_schema_extra=POLICY_REF)
+    budgets: BudgetsSpec | None = None
+    ceiling: CeilingSpec | None = None
+    expect: list[Any] = Field(min_length=1, description="invariants that must hold after the run",
+                              json_schema_extra=EXPECT_REF)
+    restart: RestartSpec | None = None
+    fuzz: Any = Field(None, description="fault-schedule fuzzing of this scenario (toolchaos.fuzzing.FuzzSpec)",
+                      json_schema_extra={"x-toolchaos": "Fuzz"})
+    variants: list[VariantSpec] | None = Field(None, min_length=1,
+                                               description="parametrised items (each overrides some fields)")
+
+
+_CHOICES: dict[str, Sequence[str]] = {"category": CATEGORIES, "severity": SEVERITIES, "delivery": ("return", "raise")}
+_TYPE_WORDS = {
+    "int_type": "an integer", "float_type": "a number", "string_type": "text", "bool_type": "true or false",
+    "dict_type": "a mapping", "model_type": "a mapping", "list_type": "a list", "int_from_float": "an integer",
+}
+
+
+def _unwrap(tp: Any) -> Any:
+    while typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        tp = args[0] if args else None
+    return tp
+
+
+def _model_at(model: Any, loc: Sequence[Any]) -> Any:
+    """The pydantic model class found by following ``loc`` from ``model`` (for 'known keys')."""
+    cur: Any = model
+    for _part in loc:
+        cur = _unwrap(cur)
+        if isinstance(cur, type) and issubclass(cur, BaseModel):
+            f = cur.model_fields.get(str(_part))
+            if f is None:
+                return None
+            cur = f.annotation
+        elif typing.get_origin(cur) in (dict, list):
+            cur = typing.get_args(cur)[-1]
+        else:
+            return None
+    return _unwrap(cur)
+
+
+def _structure_error(exc: ValidationError, ctx: Context, model: Any, root: Any, prefix: Sequence[Any]) -> ScenarioError:
+    errors = exc.errors(include_url=False)
+    rank = {"extra_forbidden": 0, "missing": 2}  # a misspelled key explains the missing one: report it first
+
+    def order(e: Any) -> tuple[int, int, int]:
+        span = locate(root, [p for p in e["loc"] if p != "[key]"]) or NOWHERE
+        return rank.get(e["type"], 1), span.line, span.col
+
+    err = min(errors, key=order)
+    loc = [p for p in err["loc"] if p != "[key]"]
+    kind = err["type"]
+    where = dotted([*prefix, *loc])
+    value = err.get("input")
+    if kind == "extra_forbidden":
+        owner = _model_at(model, loc[:-1])
+        known = list(owner.model_fields) if isinstance(owner, type) and issubclass(owner, BaseModel) else []
+        name = loc[-1]
+        parent = dotted([*prefix, *loc[:-1]])
+        msg = (f"unknown key {name!r} in {parent}{did_you_mean(name, known)}"
+               + (f" (known: {', '.join(known)})" if known else ""))
+        return ctx.error(msg, loc, key=True, root=root)
+    if kind == "missing":
+        name = loc[-1]
+        parent = dotted([*prefix, *loc[:-1]])
+        owner = _model_at(model, loc[:-1])
+        doc = ""
+        if isinstance(owner, type) and issubclass(owner, BaseModel):
+            f = owner.model_fields.get(str(name))
+            doc = f" ({f.description})" if f is not None and f.description else ""
+        return ctx.error(f"{parent} is missing the required key {name!r}{doc}", loc[:-1], root=root)
+    if kind in ("literal_error", "enum"):
+        choices = _CHOICES.get(str(loc[-1]), ())
+        got = repr(value) if isinstance(value, str) else short(value)
+        msg = f"{where}: expected one of {', '.join(choices)}; got {got}{did_you_mean(value, choices)}"
+        return ctx.error(msg, loc, root=root)
+    if kind in _TYPE_WORDS:
+        return ctx.error(f"{where}: expected {_TYPE_WORDS[kind]}, got {short(value)}", loc, root=root)
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        sign = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
+        limit = next(iter((err.get("ctx") or {}).values()), "?")
+        return ctx.error(f"{where}: expected a number {sign} {limit}, got {short(value)}", loc, root=root)
+    if kind == "too_short":
+        return ctx.error(f"{where}: must not be empty", loc, root=root)
+    if kind == "string_pattern_mismatch":
+        return ctx.error(f"{where}: {value!r} is not a valid id: use letters, digits, '-', '_' and '.', starting "
+                         f"with a letter or digit", loc, root=root)
+    if kind == "string_too_long":
+        return ctx.error(f"{where}: too long ({len(str(value))} characters)", loc, root=root)
+    return ctx.error(f"{where}: {err['msg'].lower()} (got {short(value)})", loc, root=root)
+
+
+def validate(model: Any, data: Any, ctx: Context, root: Any, prefix: Sequence[Any] = ()) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _structure_error(exc, ctx, model, root, prefix) from None
