@@ -1,0 +1,215 @@
+"""Adding a fault, a policy or an invariant touches one module: its registration.
+
+This test plays the module: it defines one new kind of each, registers them (removed
+again afterwards) and finds them wherever kinds are listed, validated, built or
+written: the JSON Schema, ``toolchaos list``, the scenario loader, ``toolchaos new``,
+the fuzzer's YAML and the certification report's wording.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolchaos.certification._suite import run_scenario
+from toolchaos.cli import main
+from toolchaos.cli._new import scaffold
+from toolchaos.fake_tools import Outcome, OutcomeClass, catalogue
+from toolchaos.fake_tools.faults import FAULTS, CallInfo, Fault, as_fault
+from toolchaos.fake_tools.registry import Check, Registry
+from toolchaos.fuzzing import fuzz
+from toolchaos.invariants import INVARIANTS, FinishedRun, Invariant, Violation
+from toolchaos.policies import POLICIES, Decision, ModelView
+from toolchaos.reports import RunMeta, write_reports
+from toolchaos.scenario import ScenarioError, json_schema, load_text
+
+# --- the "module" that adds one kind of each ----------------------------------------------------
+
+
+class Throttled(Fault):
+    """Every call is refused for ``seconds``, as a rate limiter does."""
+
+    kind = "throttled"
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        return Outcome("throttled", OutcomeClass.RETRYABLE, "rate_limited", None, retryable=True,
+                       retry_after=self.seconds, applied=False)
+
+    def to_data(self) -> Any:
+        return {"throttled": {"seconds": self.seconds}}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Throttled) and other.seconds == self.seconds
+
+    def __hash__(self) -> int:
+        return hash(self.seconds)
+
+
+def throttled(seconds: float = 5.0) -> Throttled:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+        raise ValueError(f"seconds: expected a number >= 0, got {seconds!r}")
+    return Throttled(seconds)
+
+
+class Hesitant:
+    """Asks for one tool twice, then answers whatever it got."""
+
+    name = "hesitant"
+
+    def __init__(self, tool: str, args: Mapping[str, Any] | None = None) -> None:
+        self.tool, self.args = tool, dict(args or {})
+
+    def decide(self, view: ModelView) -> Decision:
+        return Decision.call(self.tool, self.args) if view.step <= 2 else Decision.final("Done, more or less.")
+
+    def tools(self) -> set[str]:
+        return {self.tool}
+
+    def to_data(self) -> Any:
+        return {"hesitant": {"tool": self.tool, "args": self.args}}
+
+
+def hesitant(tool: str, args: Mapping[str, Any] | None = None) -> Hesitant:
+    return Hesitant(tool, args)
+
+
+class AtMostTurns(Invariant):
+    """The model is asked at most N times."""
+
+    name = "at_most_turns"
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def params(self) -> dict[str, Any]:
+        return {"n": self.n}
+
+    def check(self, result: FinishedRun) -> list[Violation]:
+        if result.turns <= self.n:
+            return []
+        return [Violation(self.name, f"at most {self.n} model turns", f"{result.turns} model turns")]
+
+    def expected_text(self) -> str:
+        return f"the model asked at most {self.n} times"
+
+    def actual_text(self, result: FinishedRun) -> str:
+        return f"asked {result.turns} times"
+
+
+def at_most_turns(n: int) -> Invariant:
+    return AtMostTurns(n)
+
+
+_WHOLE = Check("an integer >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+
+
+@pytest.fixture
+def registered() -> Iterator[None]:
+    added: list[tuple[Registry[Any], str]] = [(FAULTS, "throttled"), (POLICIES, "hesitant"), (INVARIANTS, "at_most_turns")]
+    FAULTS.register(Throttled, help="refused for N seconds, every call")(throttled)
+    POLICIES.register(Hesitant)(hesitant)
+    INVARIANTS.register(AtMostTurns, checks={"n": _WHOLE})(at_most_turns)
+    try:
+        yield
+    finally:
+        for registry, name in added:
+            registry.remove(name)
+
+
+SCENARIO = """\
+id: registered-kinds
+title: Kinds a test registered
+task: Get the total of invoice inv_1.
+tools:
+  fetch_invoice:
+    faults: [{call: 1, outcome: {throttled: 2}}]
+policy:
+  hesitant: {tool: fetch_invoice, args: {invoice_id: inv_1}}
+expect:
+  - at_most_turns: 5
+"""
+
+
+# --- where they show up ------------------------------------------------------------------------
+
+
+def test_they_are_in_the_json_schema(registered: None) -> None:
+    defs = json_schema()["$defs"]
+    assert "throttled" in defs["Fault"]["anyOf"][0]["enum"]
+    assert "hesitant" in defs["Policy"]["anyOf"][0]["enum"]
+    assert "at_most_turns" in defs["Invariant"]["anyOf"][0]["enum"]
+    (fault,) = [v for v in defs["Fault"]["anyOf"] if v.get("required") == ["throttled"]]
+    assert list(fault["properties"]["throttled"]["anyOf"][1]["properties"]) == ["seconds"]
+    (policy,) = [v for v in defs["Policy"]["anyOf"] if v.get("required") == ["hesitant"]]
+    assert policy["description"] == "Asks for one tool twice, then answers whatever it got."
+
+
+def test_they_are_listed(registered: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "faults", "policies", "invariants", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["faults"]["throttled"] == "refused for N seconds, every call"
+    assert data["policies"]["hesitant"] == "Asks for one tool twice, then answers whatever it got."
+    assert data["invariants"]["at_most_turns"] == "The model is asked at most N times."
+
+
+def test_the_loader_builds_and_checks_them(registered: None) -> None:
+    (scenario,) = load_text(SCENARIO, "kinds.chaos.yaml")
+    assert scenario.tools[0].schedule.rules[0].outcome == Throttled(2)
+    assert isinstance(scenario.policy(), Hesitant)
+    assert scenario.invariants[0].params() == {"n": 5}
+    with pytest.raises(ScenarioError, match="did you mean 'seconds'"):
+        load_text(SCENARIO.replace("{throttled: 2}", "{throttled: {secnds: 2}}"), "kinds.chaos.yaml")
+    with pytest.raises(ScenarioError, match="at_most_turns': n: expected an integer >= 0, got -1"):
+        load_text(SCENARIO.replace("at_most_turns: 5", "at_most_turns: -1"), "kinds.chaos.yaml")
+    with pytest.raises(ScenarioError, match="unknown parameter 'tol'; did you mean 'tool'"):
+        load_text(SCENARIO.replace("{tool: fetch_invoice,", "{tol: fetch_invoice,"), "kinds.chaos.yaml")
+
+
+def test_the_fault_round_trips_and_gets_a_scaffold(registered: None) -> None:
+    assert as_fault(FAULTS.to_data(throttled(3))) == Throttled(3)
+    assert as_fault({"throttled": 3}) == Throttled(3)  # the first parameter's shorthand
+    (scenario,) = load_text(scaffold("fetch_invoice", "throttled"), "s.chaos.yaml")  # `toolchaos new`
+    assert scenario.tools[0].schedule.rules[0].outcome == Throttled(5.0)
+
+
+def test_the_fuzzers_yaml_writes_them(registered: None) -> None:
+    tool = catalogue.get("fetch_invoice", default=throttled(1))
+    report = fuzz("builtin:guarded", tools=[tool], policy=hesitant("fetch_invoice", {"invoice_id": "inv_1"}),
+                  invariants=[at_most_turns(0)], vary=[], examples=3, database=None, seed=1)
+    failure = report.failure("at_most_turns")
+    assert failure is not None
+    scenario = failure.scenario()
+    assert scenario["tools"]["fetch_invoice"]["default"] == {"throttled": {"seconds": 1}}
+    assert scenario["policy"] == {"hesitant": {"tool": "fetch_invoice", "args": {"invoice_id": "inv_1"}}}
+    assert scenario["expect"] == [{"at_most_turns": {"n": 0}}]
+    (again,) = load_text(failure.yaml, "fuzz.chaos.yaml")  # the YAML loads as written
+    assert isinstance(again.policy(), Hesitant)
+
+
+def test_the_report_uses_the_invariants_wording(registered: None, tmp_path: Path) -> None:
+    (scenario,) = load_text(SCENARIO, "kinds.chaos.yaml")
+    verdict = run_scenario(scenario, "builtin:guarded")
+    paths = write_reports([verdict], RunMeta(agent="builtin:guarded"), tmp_path, step_summary=False)
+    (entry,) = json.loads(Path(paths["json"]).read_text())["scenarios"]
+    (inv,) = [i for i in entry["invariants"] if i["name"] == "at_most_turns"]
+    assert inv["passed"] and inv["expected"] == "the model asked at most 5 times"
+    assert inv["actual"] == f"asked {verdict.result.turns} times"
+
+
+def test_removing_a_kind_forgets_it(registered: None) -> None:
+    kind = FAULTS.remove("throttled")
+    try:
+        assert "throttled" not in FAULTS and "throttled" not in json_schema()["$defs"]["Fault"]["anyOf"][0]["enum"]
+        with pytest.raises(TypeError, match="no plain-data spelling"):
+            FAULTS.to_data(throttled(1))
+        with pytest.raises(ValueError, match="registered already"):
+            FAULTS.add(FAULTS["timeout"])
+    finally:
+        FAULTS.add(kind)
