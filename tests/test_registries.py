@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos.certification._suite import run_scenario
+from toolchaos.certification import run_scenario
 from toolchaos.cli import main
 from toolchaos.cli._new import scaffold
 from toolchaos.fake_tools import Outcome, OutcomeClass, catalogue
