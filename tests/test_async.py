@@ -158,6 +158,52 @@ def test_the_watchdog_stops_an_async_spinner_and_an_async_deadlock():
         assert (r.terminal_state, r.harness_stop) == ("WATCHDOG", "watchdog") and took < SLACK
 
 
+TRACED = """
+import asyncio, faulthandler, json, sys, threading
+faulthandler.dump_traceback_later(40, exit=True)  # a hang prints every thread's stack instead of waiting forever
+from toolchaos import Ceiling, policies, run
+from toolchaos._internal import clock
+from toolchaos.fake_tools import catalogue
+
+async def spins(task, model, tools):
+    while True:
+        pass
+
+async def deadlock(task, model, tools):
+    await asyncio.Event().wait()
+
+def hook(frame, event, arg):
+    return hook
+
+getattr(threading, sys.argv[1])(hook)  # as coverage and profilers do: every new thread too
+getattr(sys, sys.argv[1])(hook)
+for agent in (spins, deadlock):
+    t0 = clock.real_monotonic()
+    r = run(agent, task="t", tools=[catalogue.get("search")], policy=policies.scripted([]),
+            ceiling=Ceiling(real_seconds=%(limit)r))
+    print(json.dumps([agent.__name__, r.terminal_state, r.harness_stop, clock.real_monotonic() - t0]))
+"""
+
+
+@pytest.mark.parametrize("how", ["settrace", "setprofile"])
+def test_the_watchdog_stops_async_agents_under_a_tracer_or_profiler(how, tmp_path):
+    """Coverage, debuggers and profilers trace the watchdog thread too; on CPython 3.11 a traced
+    thread stalls while an asynchronous exception waits for a thread blocked in C, so the deadlock
+    would never get its signal. A subprocess with a timeout: a regression fails instead of hanging."""
+    import json
+    import subprocess
+    import sys
+
+    limit, grace = 0.3, 3.0
+    script = tmp_path / "traced.py"
+    script.write_text(TRACED % {"limit": limit})
+    out = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True, timeout=120)
+    ended = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [e[:3] for e in ended] == [["spins", "WATCHDOG", "watchdog"], ["deadlock", "WATCHDOG", "watchdog"]], \
+        out.stderr[-3000:]
+    assert all(took < limit + grace for *_, took in ended), ended
+
+
 def test_an_async_agent_looping_on_a_failing_tool_meets_the_same_invariants():
     async def naive(task, model, tools):
         messages = [{"role": "user", "content": task}]

@@ -13,12 +13,19 @@ it ``SIGUSR2``, whose handler raises ``WatchdogExpired``: the blocking call retu
 EINTR and the exception surfaces. The handler is installed once, and only if nobody else
 handles ``SIGUSR2``. Sockets that connect during a run get a timeout bounded by the same
 deadline (``toolchaos._internal.isolation``), which covers other threads.
+
+The watchdog thread runs untraced and unprofiled. On CPython 3.11 an asynchronous
+exception queued for a thread blocked in C keeps the interpreter's "eval breaker" set
+until that thread runs again, and a traced or profiled thread then re-dispatches its next
+instruction forever: a watchdog thread traced by coverage, a debugger or a profiler would
+spin after its first firing and never send the signal that unblocks the agent.
 """
 
 from __future__ import annotations
 
 import ctypes
 import signal
+import sys
 import threading
 from types import FrameType
 
@@ -61,7 +68,7 @@ def _install_signal() -> None:
         _signal_state = -1
 
 
-def _interrupt(armed: tuple[int, float, int], again: bool) -> None:
+def _interrupt(armed: tuple[int, float, int], again: bool) -> None:  # pragma: no cover - untraced (see _loop)
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(armed[0]), ctypes.py_object(WatchdogExpired))
     # The signal only from the second firing on: the asynchronous exception did not end the
     # run, so the thread is blocked in C (or swallowed it). Never send it once someone else
@@ -71,8 +78,12 @@ def _interrupt(armed: tuple[int, float, int], again: bool) -> None:
         signal.pthread_kill(armed[0], _SIGNAL)
 
 
-def _loop() -> None:
+def _loop() -> None:  # pragma: no cover - runs untraced, so coverage cannot record it
     global _fired
+    # Before any firing: a tracer or profiler inherited from threading.settrace/setprofile
+    # would stall this thread while the agent is blocked in C (see the module docstring).
+    sys.settrace(None)
+    sys.setprofile(None)
     wake = threading.Event()
     while True:
         wake.wait(_POLL)  # threading is outside freezegun's reach: this is real time
