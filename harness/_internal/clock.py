@@ -28,7 +28,6 @@ clocks read before installation stay comparable with readings after it.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import datetime as _dt
 import selectors
 import sys
@@ -70,7 +69,6 @@ class VirtualClock:
 # functions stay real (test-runner durations, hypothesis deadlines, the watchdog).
 REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "toolchaos._internal.clock",
                      "toolchaos._internal.watchdog", "bench_", "benchmarks")
-_saved_should_use_real_time: Any = None
 
 
 def _outside_run() -> bool:
@@ -78,7 +76,6 @@ def _outside_run() -> bool:
 
 _active: VirtualClock | None = None
 _freezer: Any = None
-_undo: list[tuple[Any, str, Any]] = []
 _install_lock = threading.Lock()
 
 
@@ -126,7 +123,13 @@ def installed() -> bool:
 
 
 def install() -> None:
-    """Start freezegun and the sleep patches, once per process (idempotent)."""
+    """Start freezegun and the sleep patches, once per process (idempotent), never stopped.
+
+    Not stopped at exit either: freezegun's ``stop()`` reads every attribute of every module
+    loaded since ``start()``, which imports the SDKs' lazy submodules (a thousand modules, a
+    second or more per process; long enough under coverage for pytest-xdist to kill a worker
+    that is still exiting). Outside a run every patched function answers the real time anyway.
+    """
     global _freezer
     with _install_lock:
         if _freezer is not None:
@@ -139,30 +142,9 @@ def install() -> None:
         # (monotonic clocks stay comparable across installation), and inside a run every
         # caller sees the virtual clock, with no call-stack inspection (an agent called
         # from a test is a few frames below pytest, which an ignore list would match).
-        global _saved_should_use_real_time
-        _saved_should_use_real_time = _fz._should_use_real_time
         _fz._should_use_real_time = _outside_run
         _patch_sleeps()
         _freezer = freezer
-        atexit.register(uninstall)
-
-
-def uninstall() -> None:
-    global _freezer, _active
-    with _install_lock:
-        if _freezer is None:
-            return
-        _active = None
-        for owner, name, value in reversed(_undo):
-            setattr(owner, name, value)
-        _undo.clear()
-        try:
-            _freezer.stop()
-        except Exception:
-            pass
-        _freezer = None
-        if _saved_should_use_real_time is not None:
-            _fz._should_use_real_time = _saved_should_use_real_time
 
 
 def _patch_sleeps() -> None:
@@ -178,7 +160,6 @@ def _patch_sleeps() -> None:
             new = swaps.get(id(value))
             if new is not None and (value is _real_sleep or value is _real_async_sleep):
                 setattr(module, attr, new)
-                _undo.append((module, attr, value))
 
 
 def activate(clock: VirtualClock | None) -> VirtualClock | None:
