@@ -1,0 +1,102 @@
+"""The public API surface: every public module's ``__all__``, written out.
+
+A name that moves between modules, or is dropped from a facade, fails here instead of silently
+disappearing for users; a name added on purpose is added here too. Each name must also resolve.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC: dict[str, list[str]] = {
+    "toolchaos": [
+        "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision", "GuardConfig", "GuardedAgent", "HARNESS_STATES",
+        "HardCeiling", "InvariantViolation", "LeftoverStopped", "ModelClient", "ModelTurn", "NetworkBlocked",
+        "REPORT_FIELDS", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger", "SqliteStore", "TERMINAL_STATES",
+        "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify", "invariants",
+        "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
+    ],
+    "toolchaos.fake_tools": [
+        "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
+        "OutcomeClass", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
+        "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical", "catalogue",
+        "fake_tool", "faults", "fingerprint", "normalise", "rule", "schedule",
+    ],
+    "toolchaos.fake_tools.faults": [
+        "Fault", "KINDS", "KIND_HELP", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok", "oversized",
+        "paginated", "pending", "slow", "timeout", "transient",
+    ],
+    "toolchaos.fake_tools.catalogue": [
+        "NAMES", "describe", "get",
+    ],
+    "toolchaos.invariants": [
+        "BUILTIN", "FinishedRun", "HELP", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
+        "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
+        "retry_after_honoured", "stop_report", "terminal_state", "terminated",
+    ],
+    "toolchaos.policies": [
+        "BUILTIN", "Decision", "Feedback", "HELP", "ModelView", "Policy", "PolicyError", "alternate", "explore",
+        "ignores_refusals", "jitter", "obedient", "paginate", "paraphrase", "poll_until", "recorded", "scripted",
+        "stubborn",
+    ],
+    "toolchaos.strategies": [
+        "ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",
+        "describe_fault", "example_args", "fault_data", "fault_schedules", "fault_table", "outcomes", "plan",
+        "policies", "policy_specs", "rule_data", "tool_data",
+    ],
+    "toolchaos.wire": [
+        "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "FAKE_API_KEY", "HttpTool",
+        "PatchError", "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool",
+        "install", "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut", "timeout",
+        "unavailable", "uninstall",
+    ],
+    "toolchaos.fuzzing": [
+        "FuzzFailed", "FuzzFailure", "FuzzReport", "FuzzSpec", "FuzzTarget", "fuzz", "fuzz_scenario", "fuzz_target",
+        "must_hold", "scenario_target",
+    ],
+    "toolchaos.logs": [
+        "Conversation", "FORMATS", "LogFormatError", "RecordedCall", "RecordedTurn", "conversation", "detect",
+        "fault_of", "load", "open_text", "parse", "read_records", "replay_tools", "select",
+    ],
+    "toolchaos.forensics": [
+        "Analysis", "Cycle", "MAX_PERIOD", "MAX_TRACKED", "Repeated", "Session", "SessionReport", "Thresholds",
+        "Tokens", "analyze", "as_json", "judge", "render_table", "sniff",
+    ],
+    "toolchaos.scenario": [
+        "CATEGORIES", "Expectation", "Restart", "SCENARIO_PATTERN", "SEVERITIES", "Scenario", "ScenarioError",
+        "find_files", "json_schema", "load_file", "load_text", "load_yaml",
+    ],
+    "toolchaos.certification": [
+        "Matrix", "ScenarioVerdict", "Verdict", "ablation_matrix", "agent_label", "certify", "render_failure",
+        "run_scenario", "suite", "suite_files", "suite_root",
+    ],
+    "toolchaos.reports": [
+        "DEFAULT_LEVEL", "LEVELS", "ReportError", "RunMeta", "add_report_arguments", "build_report", "certified",
+        "check_level", "exit_code", "finish_command", "level_reached", "read_report", "write_entries",
+        "write_reports",
+    ],
+    "toolchaos.adapters": [
+        "FRAMEWORKS", "ending", "require",
+    ],
+    "toolchaos.errors": [
+        "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
+        "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
+        "LogFormatError", "NetworkBlocked", "PatchError", "PolicyCrashed", "PolicyError", "ReportError", "RunClosed",
+        "ScenarioError", "ScenarioFailed", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
+        "ToolPermissionDenied", "ToolTimeout", "ToolchaosError", "UnknownTool", "UnmatchedRequest", "UserError",
+        "WatchdogExpired", "did_you_mean", "render_violations", "trace_file_line",
+    ],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_the_public_names_are_the_written_ones_and_resolve(module: str) -> None:
+    mod = importlib.import_module(module)
+    assert sorted(mod.__all__) == PUBLIC[module]  # a duplicate in __all__ fails here too
+    assert [name for name in mod.__all__ if not hasattr(mod, name)] == []
+
+
+def test_the_written_lists_are_sorted() -> None:
+    assert all(names == sorted(set(names)) for names in PUBLIC.values())
