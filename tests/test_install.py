@@ -91,7 +91,7 @@ def test_a_wheel_installs_next_to_a_project_with_its_own_harness_and_fake_tools(
                                                                             record.splitlines()}
 
     python = _venv(tmp_path)
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index", wheel,
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile", "--no-deps", "--no-index", wheel,
          cwd=tmp_path)
     project = tmp_path / "project"
     for name, text in USER_PROJECT.items():
