@@ -57,8 +57,8 @@ PUBLIC: dict[str, list[str]] = {
         "must_hold", "scenario_target",
     ],
     "toolchaos.logs": [
-        "Conversation", "FORMATS", "LogFormatError", "RecordedCall", "RecordedTurn", "conversation", "detect",
-        "fault_of", "load", "open_text", "parse", "read_records", "replay_tools", "select",
+        "Conversation", "FORMATS", "LogFormat", "LogFormatError", "REGISTRY", "RecordedCall", "RecordedTurn",
+        "conversation", "detect", "fault_of", "load", "open_text", "parse", "read_records", "replay_tools", "select",
     ],
     "toolchaos.forensics": [
         "Analysis", "Cycle", "MAX_PERIOD", "MAX_TRACKED", "Repeated", "Session", "SessionReport", "Thresholds",
@@ -69,13 +69,14 @@ PUBLIC: dict[str, list[str]] = {
         "find_files", "json_schema", "load_file", "load_text", "load_yaml",
     ],
     "toolchaos.certification": [
-        "Matrix", "ScenarioVerdict", "Verdict", "ablation_matrix", "agent_label", "certify", "render_failure",
+        "ABLATIONS", "AGENT_VARIANTS", "Matrix", "NAIVE_MUST_FAIL", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
+        "ablation_matrix", "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
         "run_scenario", "suite", "suite_files", "suite_root",
     ],
     "toolchaos.reports": [
-        "DEFAULT_LEVEL", "LEVELS", "ReportError", "RunMeta", "add_report_arguments", "build_report", "certified",
-        "check_level", "exit_code", "finish_command", "level_reached", "read_report", "write_entries",
-        "write_reports",
+        "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "ReportError", "RunMeta", "SCHEMA", "SCHEMA_VERSION",
+        "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "exit_code",
+        "finish_command", "level_reached", "read_report", "scenario_entry", "write_entries", "write_reports",
     ],
     "toolchaos.adapters": [
         "FRAMEWORKS", "ending", "require",
