@@ -20,24 +20,24 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.fake_tools": [
         "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
-        "OutcomeClass", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
-        "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical", "catalogue",
-        "fake_tool", "faults", "fingerprint", "normalise", "rule", "schedule",
+        "OutcomeClass", "RULE_KEYS", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument",
+        "ToolNotFound", "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical",
+        "catalogue", "digest", "fake_tool", "faults", "fingerprint", "normalise", "registry", "rule", "schedule",
     ],
     "toolchaos.fake_tools.faults": [
-        "Fault", "KINDS", "KIND_HELP", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok", "oversized",
+        "CallInfo", "FAULTS", "Fault", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok", "oversized",
         "paginated", "pending", "slow", "timeout", "transient",
     ],
     "toolchaos.fake_tools.catalogue": [
         "NAMES", "describe", "get",
     ],
     "toolchaos.invariants": [
-        "BUILTIN", "FinishedRun", "HELP", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
+        "FinishedRun", "INVARIANTS", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
         "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
         "retry_after_honoured", "stop_report", "terminal_state", "terminated",
     ],
     "toolchaos.policies": [
-        "BUILTIN", "Decision", "Feedback", "HELP", "ModelView", "Policy", "PolicyError", "alternate", "explore",
+        "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "explore",
         "ignores_refusals", "jitter", "obedient", "paginate", "paraphrase", "poll_until", "recorded", "scripted",
         "stubborn",
     ],
@@ -47,10 +47,10 @@ PUBLIC: dict[str, list[str]] = {
         "policies", "policy_specs", "rule_data", "tool_data",
     ],
     "toolchaos.wire": [
-        "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "FAKE_API_KEY", "HttpTool",
-        "PatchError", "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool",
-        "install", "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut", "timeout",
-        "unavailable", "uninstall",
+        "API_FAULTS", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "FAKE_API_KEY",
+        "HttpTool", "PatchError", "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault",
+        "http_tool", "install", "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut",
+        "timeout", "unavailable", "uninstall",
     ],
     "toolchaos.fuzzing": [
         "FuzzFailed", "FuzzFailure", "FuzzReport", "FuzzSpec", "FuzzTarget", "fuzz", "fuzz_scenario", "fuzz_target",
@@ -65,8 +65,8 @@ PUBLIC: dict[str, list[str]] = {
         "Tokens", "analyze", "as_json", "judge", "render_table", "sniff",
     ],
     "toolchaos.scenario": [
-        "CATEGORIES", "Expectation", "Restart", "SCENARIO_PATTERN", "SEVERITIES", "Scenario", "ScenarioError",
-        "find_files", "json_schema", "load_file", "load_text", "load_yaml",
+        "CATEGORIES", "Expectation", "Restart", "SCENARIO_PATTERN", "SCHEMA_URL", "SEVERITIES", "Scenario",
+        "ScenarioError", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
     ],
     "toolchaos.certification": [
         "ABLATIONS", "AGENT_VARIANTS", "Matrix", "NAIVE_MUST_FAIL", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
