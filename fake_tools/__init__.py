@@ -26,10 +26,11 @@ from toolchaos.fake_tools._ledger import Effect, EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import RULE_KEYS, FaultSchedule, Rule, rule, schedule
 from toolchaos.fake_tools._tool import FakeTool, ManualClock, ToolSet, ToolState, fake_tool
+from toolchaos.fake_tools._world import Reads, World, Writes
 
 __all__ = [
     "RULE_KEYS", "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
-    "OutcomeClass", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
-    "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical", "catalogue", "digest",
-    "fake_tool", "faults", "fingerprint", "normalise", "registry", "rule", "schedule",
+    "OutcomeClass", "Reads", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
+    "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "World", "Writes", "canonical",
+    "catalogue", "digest", "fake_tool", "faults", "fingerprint", "normalise", "registry", "rule", "schedule",
 ]

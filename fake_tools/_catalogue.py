@@ -3,6 +3,11 @@
 ``catalogue.get("charge_payment", faults=[...])`` returns a fresh ``FakeTool`` with the
 given schedule. Payloads are deterministic: the same seed and arguments give the same
 data in every process.
+
+The side-effect tools write the world (``charges``, ``emails``, ``records``, ``jobs``) and
+honour idempotency keys as payment APIs do; each has a read that finds what it wrote:
+``get_charge(idempotency_key)``, ``list_sent_emails(to)``, ``read_record(record_id)``,
+``get_job(job_id)``.
 """
 
 from __future__ import annotations
@@ -10,11 +15,12 @@ from __future__ import annotations
 import datetime
 import random
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._faults import paginated
 from toolchaos.fake_tools._tool import FakeTool, Payload, fake_tool
+from toolchaos.fake_tools._world import Reads, Writes
 
 POOL = 1024  # drawn once per kind of text; a payload picks with one number from its own rng
 _pools: dict[str, tuple[str, ...]] = {}
@@ -99,7 +105,7 @@ def _charge(args: Mapping[str, Any], rng: random.Random) -> Any:
 
 
 def _write(args: Mapping[str, Any], rng: random.Random) -> Any:
-    return {"record_id": args.get("record_id"), "version": rng.randrange(2, 50), "status": "written"}
+    return {"record_id": args.get("record_id"), "status": "written"}
 
 
 def _delete(args: Mapping[str, Any], rng: random.Random) -> Any:
@@ -107,7 +113,9 @@ def _delete(args: Mapping[str, Any], rng: random.Random) -> Any:
 
 
 def _spawn(args: Mapping[str, Any], rng: random.Random) -> Any:
-    return {"agent_id": f"agent_{rng.randrange(16**8):08x}", "status": "started", "task": args.get("task")}
+    ident = rng.randrange(16**8)
+    return {"job_id": f"job_{ident:08x}", "agent_id": f"agent_{ident:08x}", "status": "started",
+            "task": args.get("task")}
 
 
 def _obj(required: list[str], **props: Any) -> dict[str, Any]:
@@ -118,28 +126,48 @@ _S = {"type": "string"}
 _I = {"type": "integer"}
 _N = {"type": "number"}
 
-# name -> (description, schema, side_effect, idempotency_key, payload, default schedule)
-_ENTRIES: dict[str, tuple[str, dict[str, Any], bool, str | None, Payload | None, Any]] = {
-    "search": ("Search the knowledge base; returns matching documents.",
-               _obj(["query"], query=_S, limit={"type": "integer", "default": 3}), False, None, _search, None),
-    "read_document": ("Read one document by id.", _obj(["doc_id"], doc_id=_S), False, None, _read_document, None),
-    "fetch_invoice": ("Fetch an invoice and its total from the billing system.",
-                      _obj(["invoice_id"], invoice_id=_S), False, None, _invoice, None),
-    "get_job_status": ("Get the status of a long-running job.", _obj(["job_id"], job_id=_S), False, None, _job, None),
-    "list_records": ("List records, one page per call; pass next_cursor to get the next page.",
-                     _obj([], cursor={"type": ["string", "null"]}, filter=_S), False, None, None,
-                     paginated(pages=3)),
-    "send_email": ("Send an email.", _obj(["to", "subject", "body"], to=_S, subject=_S, body=_S,
-                                          idempotency_key=_S), True, "idempotency_key", _email, None),
-    "charge_payment": ("Charge a customer's card.",
-                       _obj(["customer_id", "amount"], customer_id=_S, amount=_N,
-                            currency={"type": "string", "default": "EUR"}, idempotency_key=_S),
-                       True, "idempotency_key", _charge, None),
-    "write_record": ("Create or update a record.", _obj(["record_id", "data"], record_id=_S, data={"type": "object"},
-                                                        idempotency_key=_S), True, "idempotency_key", _write, None),
-    "delete_record": ("Delete a record.", _obj(["record_id"], record_id=_S), True, None, _delete, None),
-    "spawn_subagent": ("Start a sub-agent on a task.", _obj(["task"], task=_S, idempotency_key=_S),
-                       True, "idempotency_key", _spawn, None),
+class _Entry(NamedTuple):
+    description: str
+    schema: dict[str, Any]
+    side_effect: bool = False
+    idempotency_key: str | None = None
+    payload: Payload | None = None
+    default: Any = None  # the default outcome
+    writes: Writes | None = None
+    reads: Reads | None = None
+
+
+_KEY = "idempotency_key"
+_ENTRIES: dict[str, _Entry] = {
+    "search": _Entry("Search the knowledge base; returns matching documents.",
+                     _obj(["query"], query=_S, limit={"type": "integer", "default": 3}), payload=_search),
+    "read_document": _Entry("Read one document by id.", _obj(["doc_id"], doc_id=_S), payload=_read_document),
+    "fetch_invoice": _Entry("Fetch an invoice and its total from the billing system.",
+                            _obj(["invoice_id"], invoice_id=_S), payload=_invoice),
+    "get_job_status": _Entry("Get the status of a long-running job.", _obj(["job_id"], job_id=_S), payload=_job),
+    "list_records": _Entry("List records, one page per call; pass next_cursor to get the next page.",
+                           _obj([], cursor={"type": ["string", "null"]}, filter=_S), default=paginated(pages=3)),
+    "send_email": _Entry("Send an email.", _obj(["to", "subject", "body"], to=_S, subject=_S, body=_S,
+                                                idempotency_key=_S), True, _KEY, _email, writes=Writes("emails")),
+    "charge_payment": _Entry("Charge a customer's card.",
+                             _obj(["customer_id", "amount"], customer_id=_S, amount=_N,
+                                  currency={"type": "string", "default": "EUR"}, idempotency_key=_S),
+                             True, _KEY, _charge, writes=Writes("charges")),
+    "write_record": _Entry("Create or update a record.",
+                           _obj(["record_id", "data"], record_id=_S, data={"type": "object"}, idempotency_key=_S),
+                           True, _KEY, _write, writes=Writes("records", "record_id")),
+    "delete_record": _Entry("Delete a record.", _obj(["record_id"], record_id=_S), True, None, _delete,
+                            writes=Writes("records", "record_id", delete=True)),
+    "spawn_subagent": _Entry("Start a sub-agent on a task.", _obj(["task"], task=_S, idempotency_key=_S),
+                             True, _KEY, _spawn, writes=Writes("jobs")),
+    "get_charge": _Entry("Look up the charge made with an idempotency key.", _obj([_KEY], idempotency_key=_S),
+                         reads=Reads("charges", _KEY)),
+    "list_sent_emails": _Entry("List the emails sent to an address.", _obj(["to"], to=_S),
+                               reads=Reads("emails", "to", many=True)),
+    "read_record": _Entry("Read one record by id.", _obj(["record_id"], record_id=_S),
+                          reads=Reads("records", "record_id")),
+    "get_job": _Entry("Get a started job (a sub-agent) by id.", _obj(["job_id"], job_id=_S),
+                      reads=Reads("jobs", "job_id")),
 }
 
 NAMES = tuple(_ENTRIES)
@@ -148,20 +176,31 @@ _BASE: dict[str, FakeTool] = {}
 
 def describe() -> dict[str, str]:
     """One line per catalogue tool."""
-    return {name: entry[0] for name, entry in _ENTRIES.items()}
+    return {name: entry.description for name, entry in _ENTRIES.items()}
 
 
-def get(name: str, faults: Any = None, *, default: Any = None, delivery: str = "return") -> FakeTool:
-    """A catalogue tool with the given fault schedule (and the tool's own default)."""
+def get(name: str, faults: Any = None, *, default: Any = None, delivery: str = "return",
+        idempotency: str | None = None, honoured_after_applied: bool | None = None,
+        idempotency_ttl: float | None = None) -> FakeTool:
+    """A catalogue tool with the given fault schedule (and the tool's own default).
+
+    The idempotency settings change how its API treats keys (see ``fake_tool``); by default
+    they are honoured as Stripe does.
+    """
     if name not in _ENTRIES:
         raise DefinitionError(name, "tool", f"not in the catalogue{did_you_mean(name, _ENTRIES)}"
                                             f" (catalogue: {', '.join(_ENTRIES)})")
     base = _BASE.get(name)
     if base is None:  # compile each entry's schema once: a suite builds its tools per scenario
-        desc, schema, side, key, payload, _ = _ENTRIES[name]
-        base = _BASE[name] = fake_tool(name, desc, schema, side_effect=side, idempotency_key=key, payload=payload)
-    return base.with_faults(faults, default if default is not None else _ENTRIES[name][5], delivery)
+        e = _ENTRIES[name]
+        base = _BASE[name] = fake_tool(name, e.description, e.schema, side_effect=e.side_effect,
+                                       idempotency_key=e.idempotency_key, payload=e.payload, writes=e.writes,
+                                       reads=e.reads)
+    tool = base.with_faults(faults, default if default is not None else _ENTRIES[name].default, delivery)
+    if (idempotency, honoured_after_applied, idempotency_ttl) != (None, None, None):
+        tool = tool.with_idempotency(idempotency, honoured_after_applied, idempotency_ttl)
+    return tool
 
 
 def payload_of(name: str) -> Callable[[Mapping[str, Any], random.Random], Any] | None:
-    return _ENTRIES[name][4]
+    return _ENTRIES[name].payload

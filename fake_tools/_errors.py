@@ -30,6 +30,7 @@ _BY_CODE: dict[str, type[ToolError]] = {
     "invalid_argument": ToolInvalidArgument,
     "missing_argument": ToolInvalidArgument,
     "wrong_type": ToolInvalidArgument,
+    "idempotency_key_reused": ToolInvalidArgument,
 }
 
 

@@ -4,7 +4,9 @@ The ledger is the ground truth the harness judges by, never what the agent belie
 Every execution of a side-effect tool is recorded with its operation key (the value of
 the tool's idempotency argument, or the call's fingerprint when it has none), whether
 the effect applied, and what the caller could know (ok / failed / unknown). A call the
-runtime refused never reaches a tool, so it never appears here.
+runtime refused never reaches a tool, so it never appears here. An execution the API
+answered from an idempotency key it had seen (a *replay*) is recorded too, as not applied
+and ``replayed``: "replayed by the API" and "applied twice" are different facts.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class Effect(NamedTuple):  # a tuple: built on every side-effect execution, keep
     applied: bool
     status: str  # ok | failed | unknown (a timeout: the caller cannot know)
     seq: int  # position of the execution in the run's trace
+    replayed: bool = False  # the API answered it from a known idempotency key; nothing applied
 
 
 class EffectLedger:
@@ -39,9 +42,9 @@ class EffectLedger:
         for e in effects:
             EffectLedger.record(self, *e)
 
-    def record(self, tool: str, key: str, applied: bool, status: str, seq: int) -> int:
+    def record(self, tool: str, key: str, applied: bool, status: str, seq: int, replayed: bool = False) -> int:
         """Record one execution; returns the tool's applied-effect count after it."""
-        self.effects.append(Effect(tool, key, applied, status, seq))
+        self.effects.append(Effect(tool, key, applied, status, seq, replayed))
         if not applied:
             return self._last.get(tool, 0)
         counter = self._counters.get(tool)
@@ -61,6 +64,11 @@ class EffectLedger:
     def applied_for(self, tool: str, key: str) -> int:
         return sum(1 for e in self.effects if e.applied and e.tool == tool and e.key == key)
 
+    def replayed(self, tool: str | None = None, key: str | None = None) -> int:
+        """Executions the API answered from a known idempotency key (nothing applied)."""
+        return sum(1 for e in self.effects if e.replayed and (tool is None or e.tool == tool)
+                   and (key is None or e.key == key))
+
     def keys(self, tool: str) -> dict[str, int]:
         """Applied count per operation key of one tool."""
         return dict(Counter(e.key for e in self.effects if e.applied and e.tool == tool))
@@ -72,4 +80,9 @@ class EffectLedger:
 
     def summary(self) -> dict[str, Any]:
         tools = sorted({e.tool for e in self.effects})
-        return {t: {"executions": self.executions(t), "applied": self.applied(t)} for t in tools}
+        out: dict[str, Any] = {}
+        for t in tools:
+            out[t] = {"executions": self.executions(t), "applied": self.applied(t)}
+            if self.replayed(t):
+                out[t]["replayed"] = self.replayed(t)
+        return out

@@ -2,13 +2,14 @@
 
 A ``FakeTool`` is an immutable definition: name, description, argument schema (JSON
 Schema, validated on every call the way a real API does), whether it has side effects,
-which argument carries an idempotency key, which arguments are volatile (ignored by
-fingerprints), how faults reach the caller (returned payload or raised exception), and
-its fault schedule. Per-run state (call counts, polling counters, rate-limit windows)
-lives in a ``ToolState`` so one definition serves any number of runs.
+which argument carries an idempotency key and how the API treats it, which arguments are
+volatile (ignored by fingerprints), how faults reach the caller (returned payload or
+raised exception), the world collection it writes or reads, and its fault schedule.
+Per-run state (call counts, polling counters, rate-limit windows) lives in a
+``ToolState`` so one definition serves any number of runs.
 
-``ToolSet`` binds tools to a clock, a seed and an effect ledger; it works on its own,
-without the harness or pytest.
+``ToolSet`` binds tools to a clock, a seed, an effect ledger and a world; it works on its
+own, without the harness or pytest.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import FaultSchedule, schedule
+from toolchaos.fake_tools._world import DEFAULT_TTL, HONOURED, IDEMPOTENCY_MODES, Reads, World, Writes
+from toolchaos.fake_tools._world import reads as _reads
+from toolchaos.fake_tools._world import writes as _writes
 
 Payload = Callable[[Mapping[str, Any], random.Random], Any]
 
@@ -96,15 +100,41 @@ class FakeTool:
     delivery: str = "return"
     schedule: FaultSchedule = field(default_factory=FaultSchedule)
     payload: Payload | None = None
+    idempotency: str = HONOURED  # what the API does with a key: honoured (Stripe) or ignored (no dedupe)
+    honoured_after_applied: bool = True  # False: a key is stored only once a response was delivered
+    idempotency_ttl: float = DEFAULT_TTL  # virtual seconds a key is remembered
+    writes: Writes | None = None
+    reads: Reads | None = None
     _params: tuple[_Param, ...] = field(default=(), repr=False, compare=False)
     _required: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _closed: bool = field(default=False, repr=False, compare=False)
     _defaults: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # One outcome per argument set can be remembered: the tool neither reads the world nor creates records.
+    _cacheable: bool = field(default=True, init=False, repr=False, compare=False)
+    # An applied effect concerns the world: it writes a collection, or the API remembers its key.
+    _worldly: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_cacheable", self.reads is None and not self.creates)
+        object.__setattr__(self, "_worldly", self.writes is not None or (
+            self.idempotency_key is not None and self.idempotency == HONOURED))
 
     def spec(self) -> dict[str, Any]:
-        """The tool as a model API declares it (OpenAI function-tool shape)."""
+        """The tool as a model API declares it (OpenAI function-tool shape).
+
+        The ``x-`` keys are the API's documented contract, for a runtime to read: side effect,
+        idempotency key and whether the API honours it, the collection written or read.
+        """
         return {"name": self.name, "description": self.description, "parameters": dict(self.parameters),
-                "x-side-effect": self.side_effect, "x-idempotency-key": self.idempotency_key}
+                "x-side-effect": self.side_effect, "x-idempotency-key": self.idempotency_key,
+                "x-idempotency": self.idempotency if self.idempotency_key else None,
+                "x-writes": self.writes.spec() if self.writes else None,
+                "x-reads": self.reads.spec() if self.reads else None}
+
+    @property
+    def creates(self) -> bool:
+        """Each applied call creates a new record (so its result carries a fresh id)."""
+        return self.writes is not None and self.writes.key is None and not self.writes.delete
 
     def with_faults(self, faults: Any = None, default: Any = None, delivery: str | None = None) -> FakeTool:
         """A copy with another fault schedule (and optionally another delivery).
@@ -114,6 +144,20 @@ class FakeTool:
         delivery = delivery or self.delivery
         _check_delivery(self.name, delivery)
         return replace(self, delivery=delivery, schedule=schedule(faults, default, self.name))
+
+    def with_idempotency(self, idempotency: str | None = None, honoured_after_applied: bool | None = None,
+                         idempotency_ttl: float | None = None) -> FakeTool:
+        """A copy whose API treats idempotency keys otherwise (``None`` keeps a setting)."""
+        mode = self.idempotency if idempotency is None else idempotency
+        after = self.honoured_after_applied if honoured_after_applied is None else honoured_after_applied
+        ttl = self.idempotency_ttl if idempotency_ttl is None else idempotency_ttl
+        if self.idempotency_key is None and (mode, after, ttl) != (self.idempotency, self.honoured_after_applied,
+                                                                  self.idempotency_ttl):
+            field_name = ("idempotency" if idempotency is not None else
+                          "honoured_after_applied" if honoured_after_applied is not None else "idempotency_ttl")
+            raise DefinitionError(self.name, field_name, "the tool takes no idempotency key")
+        _check_idempotency(self.name, mode, after, ttl)
+        return replace(self, idempotency=mode, honoured_after_applied=after, idempotency_ttl=float(ttl))
 
     # -- the per-call path: keep it cheap ------------------------------------------------
 
@@ -150,15 +194,16 @@ class FakeTool:
         return fp
 
     def resolve(self, args: Mapping[str, Any], state: ToolState, now: float, key: str, seed: int,
-                bad: Outcome | bool | None = True) -> Outcome:
+                bad: Outcome | bool | None = True, world: World | None = None) -> Outcome:
         """The outcome of one execution (before it is delivered).
 
         ``bad``: the validation result when the caller already has it (``True``: validate here).
+        ``world``: where a read tool looks (an empty world when not given).
         """
-        return self.resolve_numbered(args, state, now, key, seed, bad)[0]
+        return self.resolve_numbered(args, state, now, key, seed, bad, world)[0]
 
     def resolve_numbered(self, args: Mapping[str, Any], state: ToolState, now: float, key: str, seed: int,
-                         bad: Outcome | bool | None = True) -> tuple[Outcome, int]:
+                         bad: Outcome | bool | None = True, world: World | None = None) -> tuple[Outcome, int]:
         """``resolve`` and the call's number, exact when several workers call the tool at once."""
         state.calls = n = next(state.counter)  # atomic, unlike `calls += 1`
         if bad is True:
@@ -172,24 +217,33 @@ class FakeTool:
                            retry_after=round(blocked - now, 6), applied=False,
                            message="rate limited: retried before Retry-After elapsed"), n
         sched = self.schedule
-        if not sched.rules and type(sched.default) is Ok:  # the common case: one outcome per argument set
+        # the common case: one outcome per argument set
+        if self._cacheable and not sched.rules and type(sched.default) is Ok:
             done = state.outcomes.get(key)
             if done is None:
                 dflt = sched.default
                 data = dflt.data if dflt.has_data else self._make_payload(args, key, state, seed)
                 done = state.outcomes[key] = Outcome("ok", OutcomeClass.SUCCESS, "ok", data)
             return done, n
-        call = CallInfo(self.name, args, n, key, now, scratch, lambda: self._make_payload(args, key, state, seed))
-        return sched.pick(call, seed).resolve(call), n
+        if world is None:
+            world = World()
+        nth = world.applications.get((self.name, key), 0) + 1 if self.creates else 1
+        call = CallInfo(self.name, args, n, key, now, scratch, lambda: self._make_payload(args, key, state, seed, nth))
+        fault = sched.pick(call, seed)
+        if self.reads is not None and type(fault) is Ok and not fault.has_data:  # the answer is the world's
+            return world.read(self.reads, args), n
+        return fault.resolve(call), n
 
-    def _make_payload(self, args: Mapping[str, Any], key: str, state: ToolState, seed: int) -> Any:
+    def _make_payload(self, args: Mapping[str, Any], key: str, state: ToolState, seed: int, nth: int = 1) -> Any:
+        """The seeded result for these arguments; the ``nth`` record a creating tool makes gets its own."""
+        ident = key if nth == 1 else f"{key}:{nth}"
         cache = state.payloads
-        if key not in cache:
+        if ident not in cache:
             if self.payload is None:
-                cache[key] = {"ok": True}
+                cache[ident] = {"ok": True}
             else:
-                cache[key] = self.payload(args, random.Random(f"{seed}:{self.name}:{key}"))
-        return cache[key]
+                cache[ident] = self.payload(args, random.Random(f"{seed}:{self.name}:{ident}"))
+        return cache[ident]
 
     def deliver(self, outcome: Outcome) -> Any:
         """Hand the outcome to the caller as a real tool would: data, error payload or exception."""
@@ -212,8 +266,17 @@ class ToolState:
 def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | None = None, *,
               side_effect: bool = False, idempotency_key: str | None = None,
               volatile: Iterable[str] | None = None, delivery: str = "return", faults: Any = None,
-              default: Any = None, payload: Payload | None = None) -> FakeTool:
-    """Define a fake tool; every field is checked, errors name the tool and the field."""
+              default: Any = None, payload: Payload | None = None, idempotency: str = HONOURED,
+              honoured_after_applied: bool = True, idempotency_ttl: float = DEFAULT_TTL,
+              writes: Writes | Mapping[str, Any] | str | None = None,
+              reads: Reads | Mapping[str, Any] | None = None) -> FakeTool:
+    """Define a fake tool; every field is checked, errors name the tool and the field.
+
+    ``idempotency``: ``honoured`` (a known key gets the original result, nothing applies again)
+    or ``ignored`` (the API has no dedupe); ``honoured_after_applied=False`` stores a key only
+    once a response was delivered; ``idempotency_ttl``: how long a key is remembered.
+    ``writes`` / ``reads``: the world collection the tool changes or answers from.
+    """
     if not isinstance(name, str) or not name.strip():
         raise DefinitionError(str(name), "name", "a tool needs a non-empty name")
     schema = parameters if parameters is not None else {"type": "object", "properties": {}}
@@ -224,11 +287,42 @@ def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | 
     if idempotency_key is not None and not side_effect:
         raise DefinitionError(name, "idempotency_key", "only a tool with side_effect: true carries an idempotency key")
     _check_delivery(name, delivery)
+    _check_idempotency(name, idempotency, honoured_after_applied, idempotency_ttl)
     vol = tuple(DEFAULT_VOLATILE if volatile is None else volatile)
     if idempotency_key in vol:
         vol = tuple(v for v in vol if v != idempotency_key)
+    names = {p.name for p in params}
+    w, r = _world_access(name, _writes(writes, name), _reads(reads, name), bool(side_effect), names)
     return FakeTool(name, description, dict(schema), bool(side_effect), idempotency_key, vol, delivery,
-                    schedule(faults, default, name), payload, params, required, closed, defaults)
+                    schedule(faults, default, name), payload, idempotency, honoured_after_applied,
+                    float(idempotency_ttl), w, r, params, required, closed, defaults)
+
+
+def _check_idempotency(name: str, mode: Any, after_applied: Any, ttl: Any) -> None:
+    if mode not in IDEMPOTENCY_MODES:
+        raise DefinitionError(name, "idempotency", f"expected one of {', '.join(IDEMPOTENCY_MODES)}, got {mode!r}")
+    if not isinstance(after_applied, bool):
+        raise DefinitionError(name, "honoured_after_applied", f"expected true or false, got {after_applied!r}")
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
+        raise DefinitionError(name, "idempotency_ttl", f"expected a number of seconds > 0, got {ttl!r}")
+
+
+def _world_access(name: str, w: Writes | None, r: Reads | None, side_effect: bool,
+                  params: set[str]) -> tuple[Writes | None, Reads | None]:
+    """A write needs a side effect and names its record by an argument; a read selects by one."""
+    if w is not None and r is not None:
+        raise DefinitionError(name, "reads", "a tool either writes or reads the world, not both")
+    if w is not None:
+        if not side_effect:
+            raise DefinitionError(name, "writes", "only a tool with side_effect: true writes the world")
+        if w.key is not None and w.key not in params:
+            raise DefinitionError(name, "writes.key", f"{w.key!r} is not one of its parameters ({', '.join(params)})")
+    if r is not None:
+        if side_effect:
+            raise DefinitionError(name, "reads", "a read has no side effect (side_effect: false)")
+        if r.by not in params:
+            raise DefinitionError(name, "reads.by", f"{r.by!r} is not one of its parameters ({', '.join(params)})")
+    return w, r
 
 
 def _check_delivery(name: str, delivery: str) -> None:
@@ -254,12 +348,13 @@ class ToolSet:
     """Fake tools bound to a clock, a seed and an effect ledger. Usable without the harness.
 
     ``toolset.call("charge_payment", {...})`` executes one call: resolves its outcome
-    from the schedule, advances the clock by its latency, records the effect and
-    delivers the result (data, error payload, or exception).
+    from the schedule (a read tool answers from the world), advances the clock by its
+    latency, applies the effect to the world (or replays it for a known idempotency key),
+    records it in the ledger and delivers the result (data, error payload, or exception).
     """
 
     def __init__(self, tools: Iterable[FakeTool], *, seed: int = 0, clock: Any = None,
-                 ledger: EffectLedger | None = None) -> None:
+                 ledger: EffectLedger | None = None, world: World | None = None) -> None:
         self.tools: dict[str, FakeTool] = {}
         for t in tools:
             if not isinstance(t, FakeTool):
@@ -270,6 +365,7 @@ class ToolSet:
         self.seed = seed
         self.clock = clock if clock is not None else ManualClock()
         self.ledger = ledger if ledger is not None else EffectLedger()
+        self.world = world if world is not None else World()
         self.states: dict[str, ToolState] = {n: ToolState() for n in self.tools}
         self.seq = 0
         self._seqs = itertools.count(1)
@@ -294,15 +390,28 @@ class ToolSet:
         norm, text, fp, bad = self._facts(tool, args)
         clock = self.clock
         state = self.states[name]
-        outcome, call_no = tool.resolve_numbered(args, state, clock.now(), text, self.seed, bad)
+        now = clock.now()
+        outcome, call_no = tool.resolve_numbered(args, state, now, text, self.seed, bad, self.world)
         if outcome.latency and advance:
             clock.advance(outcome.latency)
         count = 0
         if seq is None:
             self.seq = seq = next(self._seqs)
         if tool.side_effect:
-            count = self.ledger.record(name, tool.operation_key(args, fp), outcome.applied, outcome.status, seq)
+            replayed = False
+            if outcome.applied and tool._worldly:
+                outcome, replayed = self._apply(tool, args, norm, fp, text, outcome, now, state)
+            count = self.ledger.record(name, tool.operation_key(args, fp), outcome.applied, outcome.status, seq,
+                                       replayed)
         return tool, outcome, norm, fp, count, call_no
+
+    def _apply(self, tool: FakeTool, args: Mapping[str, Any], norm: dict[str, Any], fp: str, text: str,
+               outcome: Outcome, now: float, state: ToolState) -> tuple[Outcome, bool]:
+        """The world's side of an effect that would apply: replayed for a known key, else written."""
+        world = self.world
+        nth = world.applications.get((tool.name, text), 0) + 1 if tool.creates else 1
+        return world.apply(tool, args, norm, fp, text, outcome, now,
+                           lambda: tool._make_payload(args, text, state, self.seed, nth))
 
     def _facts(self, tool: FakeTool, args: Mapping[str, Any]) -> tuple[dict[str, Any], str, str, Outcome | None]:
         """(normalised args, canonical JSON, fingerprint, validation failure) of one call.

@@ -34,7 +34,8 @@ from toolchaos.fake_tools import Effect, EffectLedger
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (ns, key));
 CREATE TABLE IF NOT EXISTS effects (id INTEGER PRIMARY KEY AUTOINCREMENT, ledger TEXT NOT NULL, tool TEXT NOT NULL,
-    key TEXT NOT NULL, applied INTEGER NOT NULL, status TEXT NOT NULL, seq INTEGER NOT NULL, opened INTEGER NOT NULL);
+    key TEXT NOT NULL, applied INTEGER NOT NULL, status TEXT NOT NULL, seq INTEGER NOT NULL, opened INTEGER NOT NULL,
+    replayed INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS opens (ledger TEXT PRIMARY KEY, n INTEGER NOT NULL);
 """
 
@@ -50,6 +51,9 @@ class _Db:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(_SCHEMA)
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(effects)")}
+        if "replayed" not in columns:  # a file written before replays were recorded
+            self.conn.execute("ALTER TABLE effects ADD COLUMN replayed INTEGER NOT NULL DEFAULT 0")
         self.closed = False
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
@@ -301,21 +305,21 @@ class SqliteLedger(EffectLedger):
     def __init__(self, path: str | Path | _Db, *, name: str = "default") -> None:
         self._db = path if isinstance(path, _Db) else _Db(path)
         self.name = name
-        rows = self._db.execute("SELECT tool, key, applied, status, seq FROM effects WHERE ledger = ? ORDER BY id",
-                                (name,))
-        super().__init__(Effect(str(t), str(k), bool(a), str(s), int(q)) for t, k, a, s, q in rows)
+        rows = self._db.execute("SELECT tool, key, applied, status, seq, replayed FROM effects WHERE ledger = ? "
+                                "ORDER BY id", (name,))
+        super().__init__(Effect(str(t), str(k), bool(a), str(s), int(q), bool(r)) for t, k, a, s, q, r in rows)
         with self._db.lock:
             found = self._db.execute("SELECT n FROM opens WHERE ledger = ?", (name,))
             self.opened = (int(found[0][0]) if found else 0) + 1
             self._db.execute("INSERT OR REPLACE INTO opens (ledger, n) VALUES (?, ?)", (name, self.opened))
         self._lock = threading.Lock()
 
-    def record(self, tool: str, key: str, applied: bool, status: str, seq: int) -> int:
+    def record(self, tool: str, key: str, applied: bool, status: str, seq: int, replayed: bool = False) -> int:
         with self._lock:
-            self._db.execute("INSERT INTO effects (ledger, tool, key, applied, status, seq, opened) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)", (self.name, tool, key, int(applied), status, seq,
-                                                              self.opened))
-            return super().record(tool, key, applied, status, seq)
+            self._db.execute("INSERT INTO effects (ledger, tool, key, applied, status, seq, opened, replayed) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (self.name, tool, key, int(applied), status, seq,
+                                                                 self.opened, int(replayed)))
+            return super().record(tool, key, applied, status, seq, replayed)
 
     def close(self) -> None:
         self._db.close()

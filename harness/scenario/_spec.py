@@ -33,6 +33,25 @@ POLICY_REF: Any = {"x-toolchaos": "Policy"}
 EXPECT_REF: Any = {"x-toolchaos": "Invariants"}
 
 
+class WritesSpec(_Model):
+    """What an applied call does to a world collection."""
+
+    collection: str = Field(description="the collection written")
+    key: str | None = Field(None, description="the argument naming the record: each applied call replaces it "
+                                              "(without one, each applied call creates a record)")
+    delete: bool = Field(False, description="the call removes the record named by key")
+
+
+class ReadsSpec(_Model):
+    """How a read tool answers from a world collection."""
+
+    collection: str = Field(description="the collection read")
+    by: str = Field(description="the argument whose value selects records")
+    field: str | None = Field(None, description="the record field compared with it (default: the argument's name)")
+    many: bool = Field(False, description="a list endpoint: every match, maybe none (default: the one latest "
+                                          "record, not_found when there is none)")
+
+
 class ToolSpec(_Model):
     """A tool: from the catalogue (by its name, no ``parameters``) or defined inline (with ``parameters``)."""
 
@@ -45,6 +64,17 @@ class ToolSpec(_Model):
     volatile: list[str] | None = Field(None, description="inline tools: arguments ignored by fingerprints")
     delivery: Literal["return", "raise"] | None = Field(
         None, description="faults returned as an error payload (default) or raised as exceptions")
+    idempotency: Literal["honoured", "ignored"] | None = Field(
+        None, description="what the API does with an idempotency key: honoured (default: the same key and "
+                          "arguments get the original result, nothing applies again) or ignored (no dedupe)")
+    honoured_after_applied: bool | None = Field(
+        None, description="false: the API stores a key only once a response was delivered, so a retry after a "
+                          "lost response applies again (default: true)")
+    idempotency_ttl: float | None = Field(None, gt=0, description="virtual seconds a key is remembered "
+                                                                  "(default: 86400, as Stripe)")
+    writes: str | WritesSpec | None = Field(
+        None, description="inline tools: the world collection an applied call writes (a name, or collection/key)")
+    reads: ReadsSpec | None = Field(None, description="inline tools: the world collection the tool answers from")
     faults: Any = Field(None, description="fault schedule: rules (first match wins) or one fault for every call",
                         json_schema_extra=FAULTS_REF)
     default: Any = Field(None, description="the outcome when no rule matches (default: ok)",

@@ -14,10 +14,10 @@ from toolchaos.fake_tools import RULE_KEYS, DefinitionError, FakeTool, catalogue
 from toolchaos.scenario._context import Context
 from toolchaos.scenario._locate import exact, holder_of, locate, split_path, subtree
 from toolchaos.scenario._spans import Span, plain
-from toolchaos.scenario._spec import ToolSpec
+from toolchaos.scenario._spec import ToolSpec, WritesSpec
 
 _EMPTY_TOOL = ToolSpec.model_validate({})
-_INLINE_ONLY = ("description", "side_effect", "idempotency_key", "volatile")
+_INLINE_ONLY = ("description", "side_effect", "idempotency_key", "volatile", "writes", "reads")
 
 
 def build_tools(specs: Mapping[str, ToolSpec | None], ctx: Context, where: Sequence[Any],
@@ -40,10 +40,14 @@ def build_tool(name: str, spec: ToolSpec, ctx: Context, where: list[Any], root: 
 
 def _make(name: str, spec: ToolSpec, ctx: Context, where: list[Any], root: Any) -> FakeTool:
     faults, default, delivery = plain(spec.faults), plain(spec.default), spec.delivery or "return"
+    api: dict[str, Any] = {k: v for k, v in (("idempotency", spec.idempotency), ("honoured_after_applied", spec.honoured_after_applied),
+                             ("idempotency_ttl", spec.idempotency_ttl)) if v is not None}
     if spec.parameters is not None:
+        world = {"writes": spec.writes.model_dump() if isinstance(spec.writes, WritesSpec) else spec.writes,
+                 "reads": spec.reads.model_dump() if spec.reads is not None else None}
         return fake_tool(name, spec.description or "", plain(spec.parameters), side_effect=bool(spec.side_effect),
                          idempotency_key=spec.idempotency_key, volatile=spec.volatile, delivery=delivery,
-                         faults=faults, default=default)
+                         faults=faults, default=default, **api, **world)
     if name not in catalogue.NAMES:
         raise ctx.error(f"tool {name!r} is not in the catalogue{did_you_mean(name, catalogue.NAMES)}; "
                         f"to define a tool inline give it `parameters:` (catalogue: "
@@ -52,7 +56,7 @@ def _make(name: str, spec: ToolSpec, ctx: Context, where: list[Any], root: Any) 
         if getattr(spec, f) is not None:
             raise ctx.error(f"tool {name!r}: {f!r} is only for tools defined inline (with `parameters:`); "
                             f"the catalogue tool has its own", [*where, f], key=True, root=root)
-    return catalogue.get(name, faults, default=default, delivery=delivery)
+    return catalogue.get(name, faults, default=default, delivery=delivery, **api)
 
 
 def _definition_error(exc: DefinitionError, name: str, ctx: Context, where: list[Any], root: Any) -> ScenarioError:

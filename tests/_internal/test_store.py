@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -164,3 +165,26 @@ def test_a_store_survives_a_crashed_run(tmp_path):
     assert r.terminal_state == "CRASHED"
     with SqliteStore(path) as s:
         assert s["ops"] == {"k1": "applied"} and s.ledger.applied() == 1
+
+
+def test_the_sqlite_ledger_keeps_replays_and_reads_a_file_written_before_them(tmp_path):
+    ledger = SqliteLedger(tmp_path / "l.db")
+    ledger.record("pay", "k1", True, "ok", 1)
+    ledger.record("pay", "k1", False, "ok", 2, replayed=True)
+    ledger.close()
+    again = SqliteLedger(tmp_path / "l.db")
+    assert again.replayed("pay") == 1 and again.applied("pay") == 1 and not again.duplicates()
+    again.close()
+    old = sqlite3.connect(tmp_path / "old.db")  # the table as it was before replays were recorded
+    old.execute("CREATE TABLE effects (id INTEGER PRIMARY KEY AUTOINCREMENT, ledger TEXT NOT NULL, tool TEXT NOT "
+                "NULL, key TEXT NOT NULL, applied INTEGER NOT NULL, status TEXT NOT NULL, seq INTEGER NOT NULL, "
+                "opened INTEGER NOT NULL)")
+    old.execute("INSERT INTO effects (ledger, tool, key, applied, status, seq, opened) "
+                "VALUES ('default', 'pay', 'k1', 1, 'ok', 1, 1)")
+    old.commit()
+    old.close()
+    reopened = SqliteLedger(tmp_path / "old.db")
+    assert reopened.applied("pay") == 1 and reopened.replayed() == 0
+    reopened.record("pay", "k1", False, "ok", 2, replayed=True)
+    assert reopened.replayed() == 1
+    reopened.close()

@@ -1,0 +1,273 @@
+"""The world behind the fake tools: the state a real backend keeps between calls.
+
+A ``World`` holds named collections of records and the idempotency keys the APIs
+remember. A side-effect tool that ``writes`` a collection leaves a record there whenever
+its effect applies, also when the response is lost, and a tool that ``reads`` a collection
+answers from it, so a lookup finds an earlier write the way it would against a real API.
+Every write is logged, so a ``stale`` fault can answer a read as the world was some writes
+ago (a lagging replica). Together with the effect ledger (``ToolSet.ledger``) it is the
+ground truth a scenario asserts on.
+
+Idempotency works the way payment APIs do it (Stripe): a key seen before with the same
+arguments gets the original result back and applies nothing (a *replay*); the same key with
+other arguments is a PRECONDITION error (``idempotency_key_reused``); a key is forgotten
+``idempotency_ttl`` virtual seconds after it was stored. A tool can ignore keys (the API has
+no dedupe) or store them only once a response was delivered (``honoured_after_applied=False``:
+a retry after a lost response applies again).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from toolchaos.errors import DefinitionError
+from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
+
+if TYPE_CHECKING:
+    from toolchaos.fake_tools._tool import FakeTool
+
+HONOURED = "honoured"
+IGNORED = "ignored"
+IDEMPOTENCY_MODES = (HONOURED, IGNORED)
+DEFAULT_TTL = 86_400.0  # Stripe keeps a key for 24 hours
+
+
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """What a side-effect tool does to a collection when its effect applies.
+
+    ``key``: the argument naming the record: each applied call replaces that record (an
+    upsert), or removes it with ``delete``. Without a key every applied call creates a new
+    record (a charge, a sent e-mail, a started job).
+    """
+
+    collection: str
+    key: str | None = None
+    delete: bool = False
+
+    def spec(self) -> dict[str, Any]:
+        return {"collection": self.collection, "key": self.key, "delete": self.delete}
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """How a read tool answers from a collection: the records whose ``field`` equals argument ``by``.
+
+    ``many``: a list endpoint, every match (maybe none) as ``{collection: [...]}``; otherwise
+    the one record (the latest match), or a ``not_found`` error when there is none.
+    """
+
+    collection: str
+    by: str
+    field: str | None = None
+    many: bool = False
+
+    @property
+    def match(self) -> str:
+        return self.field or self.by
+
+    def spec(self) -> dict[str, Any]:
+        return {"collection": self.collection, "by": self.by, "field": self.match, "many": self.many}
+
+
+def writes(spec: Any, tool: str) -> Writes | None:
+    """A ``Writes`` from plain data: ``"charges"`` or ``{"collection": ..., "key": ..., "delete": ...}``."""
+    if spec is None or isinstance(spec, Writes):
+        return spec
+    if isinstance(spec, str):
+        spec = {"collection": spec}
+    fields = _fields(spec, tool, "writes", ("collection", "key", "delete"))
+    delete = fields.get("delete", False)
+    if not isinstance(delete, bool):
+        raise DefinitionError(tool, "writes.delete", f"expected true or false, got {delete!r}")
+    key = _name(fields, "key", tool, "writes", required=delete)
+    return Writes(str(_name(fields, "collection", tool, "writes", required=True)), key, delete)
+
+
+def reads(spec: Any, tool: str) -> Reads | None:
+    """A ``Reads`` from plain data: ``{"collection": ..., "by": ..., "field": ..., "many": ...}``."""
+    if spec is None or isinstance(spec, Reads):
+        return spec
+    fields = _fields(spec, tool, "reads", ("collection", "by", "field", "many"))
+    many = fields.get("many", False)
+    if not isinstance(many, bool):
+        raise DefinitionError(tool, "reads.many", f"expected true or false, got {many!r}")
+    return Reads(str(_name(fields, "collection", tool, "reads", required=True)),
+                 str(_name(fields, "by", tool, "reads", required=True)), _name(fields, "field", tool, "reads"), many)
+
+
+def _fields(spec: Any, tool: str, where: str, known: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(spec, Mapping):
+        raise DefinitionError(tool, where, f"expected a mapping ({', '.join(known)}), got {spec!r}")
+    for k in spec:
+        if k not in known:
+            raise DefinitionError(tool, f"{where}.{k}", f"unknown key (known: {', '.join(known)})")
+    return spec
+
+
+def _name(fields: Mapping[str, Any], key: str, tool: str, where: str, required: bool = False) -> str | None:
+    value = fields.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value:
+        raise DefinitionError(tool, f"{where}.{key}", f"expected a name, got {value!r}")
+    return value
+
+
+class _Key(NamedTuple):
+    fp: str  # the fingerprint of the call that stored it: same key, other arguments -> reused
+    data: Any  # the original result, answered again to every replay
+    at: float  # world time it was stored, for expiry
+
+
+class Collection:
+    """Records by key, in the order they were first written, and the log of every write."""
+
+    __slots__ = ("initial", "log", "numbered", "rows")
+
+    def __init__(self, initial: Mapping[str, Any] | None = None) -> None:
+        self.initial: dict[str, Any] = dict(initial or {})
+        self.rows: dict[str, Any] = dict(self.initial)
+        self.log: list[tuple[str, Any]] = []  # (key, record, or None for a deletion)
+        self.numbered = len(self.initial)  # keyless writes number their records after the initial ones
+
+    def put(self, key: str, record: Any) -> None:
+        if record is None:
+            self.rows.pop(key, None)
+        else:
+            self.rows[key] = record
+        self.log.append((key, record))
+
+    def view(self, behind: int = 0) -> dict[str, Any]:
+        """The records as they were ``behind`` writes ago (0: now)."""
+        if behind <= 0 or not self.log:
+            return self.rows
+        rows = dict(self.initial)
+        for key, record in self.log[: max(0, len(self.log) - behind)]:
+            if record is None:
+                rows.pop(key, None)
+            else:
+                rows[key] = record
+        return rows
+
+    def created(self) -> list[Any]:
+        """Records that calls created (not there at the start), as they are now."""
+        return [r for k, r in self.rows.items() if k not in self.initial]
+
+
+class World:
+    """Named collections and remembered idempotency keys, shared by the tools of a run.
+
+    ``World({"records": {"rec_1": {...}}, "emails": [{...}]})`` starts with records (a
+    mapping by key, or a list). ``offset``: virtual seconds that passed before the current
+    run (a run restarted on the same world continues its time, so keys still expire).
+    """
+
+    def __init__(self, collections: Mapping[str, Any] | None = None) -> None:
+        self.collections: dict[str, Collection] = {}
+        self.keys: dict[tuple[str, str], _Key] = {}
+        self.applications: dict[tuple[str, str], int] = {}  # records a creating call made: the next gets a fresh id
+        self.offset = 0.0
+        self._lock = threading.Lock()
+        for name, records in (collections or {}).items():
+            self.collections[str(name)] = Collection(_keyed(str(name), records))
+
+    def collection(self, name: str) -> Collection:
+        found = self.collections.get(name)
+        if found is None:
+            found = self.collections[name] = Collection()
+        return found
+
+    def records(self, name: str) -> list[Any]:
+        """The records of a collection now, in the order they were first written."""
+        found = self.collections.get(name)
+        return list(found.rows.values()) if found is not None else []
+
+    def snapshot(self) -> dict[str, list[Any]]:
+        """Every collection's records (for a report or a failure message)."""
+        return {name: list(c.rows.values()) for name, c in sorted(self.collections.items())}
+
+    # -- a side effect applying ----------------------------------------------------------
+
+    def apply(self, tool: FakeTool, args: Mapping[str, Any], norm: Mapping[str, Any], fp: str, text: str,
+              outcome: Outcome, now: float, payload: Callable[[], Any]) -> tuple[Outcome, bool]:
+        """(the outcome to deliver, replayed) for an execution whose effect would apply.
+
+        ``payload``: the tool's own result for these arguments, which the API stores and a
+        lost response never delivered.
+        """
+        key = args.get(tool.idempotency_key) if tool.idempotency_key and tool.idempotency == HONOURED else None
+        at = now + self.offset
+        with self._lock:  # two workers with one key: the second must see the first's key
+            if key is not None:
+                known = self.keys.get((tool.name, str(key)))
+                if known is not None and at - known.at < tool.idempotency_ttl:
+                    if known.fp != fp:
+                        return _reused(tool, str(key)), False
+                    return _replay(outcome, known.data), True
+            data = outcome.data if outcome.kind == "ok" else payload()
+            if key is not None and (outcome.cls is OutcomeClass.SUCCESS or tool.honoured_after_applied):
+                self.keys[(tool.name, str(key))] = _Key(fp, data, at)
+            if tool.creates:
+                ident = (tool.name, text)
+                self.applications[ident] = self.applications.get(ident, 0) + 1
+            if tool.writes is not None:
+                self._write(tool.writes, norm, data)
+        return outcome, False
+
+    def _write(self, w: Writes, norm: Mapping[str, Any], data: Any) -> None:
+        coll = self.collection(w.collection)
+        if w.key is None:
+            coll.numbered += 1
+            key = f"{w.collection}#{coll.numbered}"
+        else:
+            key = str(norm.get(w.key))
+        record = None if w.delete else {**norm, **data} if isinstance(data, Mapping) else dict(norm)
+        coll.put(key, record)
+
+    # -- a read --------------------------------------------------------------------------
+
+    def read(self, r: Reads, args: Mapping[str, Any], behind: int = 0) -> Outcome:
+        """What a read tool answers now (or as the world was ``behind`` writes ago)."""
+        found = self.collections.get(r.collection)
+        rows = found.view(behind) if found is not None else {}
+        want, field = args.get(r.by), r.match
+        hits = [rec for rec in rows.values() if rec.get(field) == want]
+        if r.many:
+            return Outcome("ok", OutcomeClass.SUCCESS, "ok", {r.collection: [dict(h) for h in hits]})
+        if not hits:
+            return Outcome("fatal", OutcomeClass.FATAL, "not_found", None, applied=False,
+                           message=f"no record in {r.collection} with {field} {want!r}")
+        return Outcome("ok", OutcomeClass.SUCCESS, "ok", dict(hits[-1]))
+
+
+def _keyed(name: str, records: Any) -> dict[str, Any]:
+    if isinstance(records, Mapping):
+        out = {str(k): v for k, v in records.items()}
+    elif isinstance(records, (list, tuple)):
+        out = {f"{name}#{i}": v for i, v in enumerate(records, 1)}
+    else:
+        raise DefinitionError("world", name, f"expected records as a mapping by key or a list, got {records!r}")
+    for k, v in out.items():
+        if not isinstance(v, Mapping):
+            raise DefinitionError("world", f"{name}.{k}", f"a record is a mapping of fields, got {v!r}")
+    return {k: dict(v) for k, v in out.items()}
+
+
+def _replay(outcome: Outcome, data: Any) -> Outcome:
+    """The API's answer to a known key: the original result (unless this response is lost too)."""
+    if outcome.cls is not OutcomeClass.SUCCESS:
+        return replace(outcome, applied=False)
+    return Outcome("replay", OutcomeClass.SUCCESS, "replayed", data, latency=outcome.latency, applied=False)
+
+
+def _reused(tool: FakeTool, key: str) -> Outcome:
+    return Outcome("invalid_call", OutcomeClass.PRECONDITION, "idempotency_key_reused", None, applied=False,
+                   field=tool.idempotency_key,
+                   message=f"idempotency key {key!r} was already used with other arguments")
+
+
+__all__ = ["DEFAULT_TTL", "HONOURED", "IDEMPOTENCY_MODES", "IGNORED", "Collection", "Reads", "World", "Writes"]
