@@ -21,13 +21,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from toolchaos.errors import DefinitionError
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
-
-if TYPE_CHECKING:
-    from toolchaos.fake_tools._tool import FakeTool
 
 HONOURED = "honoured"
 IGNORED = "ignored"
@@ -117,6 +114,25 @@ def _name(fields: Mapping[str, Any], key: str, tool: str, where: str, required: 
     return value
 
 
+class Effecting(Protocol):
+    """What the world needs to know of a tool whose effect applies (a ``FakeTool``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def idempotency_key(self) -> str | None: ...
+    @property
+    def idempotency(self) -> str: ...
+    @property
+    def honoured_after_applied(self) -> bool: ...
+    @property
+    def idempotency_ttl(self) -> float: ...
+    @property
+    def writes(self) -> Writes | None: ...
+    @property
+    def creates(self) -> bool: ...
+
+
 class _Key(NamedTuple):
     fp: str  # the fingerprint of the call that stored it: same key, other arguments -> reused
     data: Any  # the original result, answered again to every replay
@@ -192,7 +208,7 @@ class World:
 
     # -- a side effect applying ----------------------------------------------------------
 
-    def apply(self, tool: FakeTool, args: Mapping[str, Any], norm: Mapping[str, Any], fp: str, text: str,
+    def apply(self, tool: Effecting, args: Mapping[str, Any], norm: Mapping[str, Any], fp: str, text: str,
               outcome: Outcome, now: float, payload: Callable[[], Any]) -> tuple[Outcome, bool]:
         """(the outcome to deliver, replayed) for an execution whose effect would apply.
 
@@ -264,7 +280,7 @@ def _replay(outcome: Outcome, data: Any) -> Outcome:
     return Outcome("replay", OutcomeClass.SUCCESS, "replayed", data, latency=outcome.latency, applied=False)
 
 
-def _reused(tool: FakeTool, key: str) -> Outcome:
+def _reused(tool: Effecting, key: str) -> Outcome:
     return Outcome("invalid_call", OutcomeClass.PRECONDITION, "idempotency_key_reused", None, applied=False,
                    field=tool.idempotency_key,
                    message=f"idempotency key {key!r} was already used with other arguments")
