@@ -48,6 +48,9 @@ class Outcome:
     latency: float = 0.0  # virtual seconds the call takes before answering
     applied: bool = True  # ground truth: did the side effect happen (side-effect tools)
     field: str | None = None  # the offending argument, for PRECONDITION outcomes
+    # Retry-After as the API wrote it, when not plain seconds (an HTTP-date, retry-after-ms, a
+    # rate-limit reset header): what the caller must read; ``retry_after`` stays the wait in seconds.
+    headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def status(self) -> str:
@@ -59,14 +62,20 @@ class Outcome:
         return "failed"
 
     def error_payload(self) -> dict[str, Any]:
-        """The error as a real API would return it in a response body."""
+        """The error as a real API would return it in a response body.
+
+        A wait in another form than seconds comes as the ``headers`` that carried it, and
+        no ``retry_after``: the caller has to read the form the scenario sent.
+        """
         err: dict[str, Any] = {
             "code": self.code,
             "class": self.cls.value,
             "retryable": self.retryable,
             "message": self.message or self.code.replace("_", " "),
         }
-        if self.retry_after is not None:
+        if self.headers:
+            err["headers"] = dict(self.headers)
+        elif self.retry_after is not None:
             err["retry_after"] = self.retry_after
         if self.field is not None:
             err["field"] = self.field

@@ -186,7 +186,9 @@ def tool_data(tool: FakeTool) -> dict[str, Any]:
     """A tool as the value of its entry in a scenario's ``tools:`` mapping (keyed by its name).
 
     A catalogue tool is named only (its schedule follows); any other tool is written out
-    in full (description, parameters, side effect, idempotency key, volatile arguments).
+    in full (description, parameters, side effect, idempotency key, volatile arguments, the
+    world collection it writes or reads). How its API treats keys is written when it is
+    not the default.
     """
     entry: dict[str, Any] = {}
     if not _is_catalogue(tool):
@@ -195,6 +197,17 @@ def tool_data(tool: FakeTool) -> dict[str, Any]:
         if tool.idempotency_key is not None:
             entry["idempotency_key"] = tool.idempotency_key
         entry["volatile"] = list(tool.volatile)
+        if tool.writes is not None:
+            entry["writes"] = {k: v for k, v in tool.writes.spec().items() if v not in (None, False)}
+        if tool.reads is not None:
+            r = tool.reads
+            entry["reads"] = {"collection": r.collection, "by": r.by, **({"field": r.field} if r.field else {}),
+                              **({"many": True} if r.many else {})}
+    if tool.idempotency_key is not None:
+        defaults = FakeTool(tool.name, "", {})
+        for name in ("idempotency", "honoured_after_applied", "idempotency_ttl"):
+            if getattr(tool, name) != getattr(defaults, name):
+                entry[name] = getattr(tool, name)
     if tool.delivery != "return":
         entry["delivery"] = tool.delivery
     if tool.schedule.rules:

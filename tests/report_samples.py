@@ -36,7 +36,7 @@ def lost_payment(agent: str, seed: int = 0) -> ScenarioVerdict:
     """Critical side effect: the payment's success response is lost (timeout, applied)."""
     return verdict("side_effects.lost_payment", "Payment whose success response is lost", "side_effects",
                    "critical", agent,
-                   [catalogue.get("charge_payment",
+                   [catalogue.get("charge_payment", idempotency="ignored",  # no dedupe: a retry is a duplicate
                                   faults=[{"call": 1, "outcome": {"timeout": {"after": 30, "applied": True}}}])],
                    policies.stubborn("charge_payment", {"customer_id": "c1", "amount": 12.5,
                                                         "idempotency_key": "op-1"}),

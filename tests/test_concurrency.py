@@ -45,8 +45,9 @@ def test_threads_sharing_a_side_effect_tool_leave_exact_counts():
         threaded(worker)
         return "ok"
 
-    r = run(agent, task="t", tools=[catalogue.get("charge_payment")], policy=policies.scripted([]),
-            ceiling=Ceiling(max_tool_calls=WORKERS * CALLS, real_seconds=60))
+    # an API without dedupe: every execution applies, so every count is one per call
+    r = run(agent, task="t", tools=[catalogue.get("charge_payment", idempotency="ignored")],
+            policy=policies.scripted([]), ceiling=Ceiling(max_tool_calls=WORKERS * CALLS, real_seconds=60))
     total = WORKERS * CALLS
     assert r.harness_stop is None, r.error
     events = r.trace.tool_events
@@ -59,6 +60,22 @@ def test_threads_sharing_a_side_effect_tool_leave_exact_counts():
     assert sum(keys.values()) == total
     assert all(keys[f"op-{k}"] == (WORKERS // 2) * (CALLS // 50) for k in range(50))
     assert len(r.ledger.duplicates()) == 50
+
+
+def test_threads_racing_with_one_idempotency_key_apply_it_once():
+    def agent(task, model, tools):
+        def worker(w):
+            for i in range(CALLS):
+                tools.call("charge_payment", {"customer_id": "c1", "amount": 1, "idempotency_key": f"op-{i % 50}"})
+
+        threaded(worker)
+        return "ok"
+
+    r = run(agent, task="t", tools=[catalogue.get("charge_payment")], policy=policies.scripted([]),
+            ceiling=Ceiling(max_tool_calls=WORKERS * CALLS, real_seconds=60))
+    assert r.harness_stop is None, r.error
+    assert r.ledger.applied("charge_payment") == 50 and not r.ledger.duplicates()
+    assert r.ledger.replayed("charge_payment") == WORKERS * CALLS - 50
 
 
 def test_the_ledger_alone_is_exact_under_threads():

@@ -23,7 +23,12 @@ What it does, in the order a call meets it:
    answers from its ledger (the recorded result), and one whose outcome is unknown (a
    lost response) stops the run for a human.
 5. **Execution by class**: RETRYABLE retries with jittered exponential backoff on the
-   virtual clock, never sooner than Retry-After; PRECONDITION hands the field back;
+   virtual clock, never sooner than Retry-After (in whichever form the server wrote it:
+   seconds, an HTTP-date, ``retry-after-ms``, a rate-limit reset header); a side effect
+   that timed out is first looked up (a read of the collection it writes, when the tools
+   have one): found, it is done; not found, it is retried with the same key; with no
+   lookup it is retried only when the API honours its idempotency key, else the run
+   stops for a human; PRECONDITION hands the field back;
    FATAL stops (NEEDS_HUMAN, or FAILED for not_found); PENDING polls under a deadline,
    at the server's interval, else backing off from 5s to a minute; SUCCESS must bring
    a new fact, or the no-progress counter moves.
@@ -47,6 +52,7 @@ from typing import Any
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
 from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError, canonical, digest
+from toolchaos.fake_tools.retry import wait
 
 _FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
                     "known overview me to".split())
@@ -252,15 +258,50 @@ class _Guard:
             # RETRYABLE
             st.failures += 1
             if op is not None and cfg.idempotency and code == "timeout":
-                self.ops[op] = "unknown"
-                raise _Stop("NEEDS_HUMAN", "idempotency", f"{call.name} timed out; whether {op} applied is unknown",
-                            unmet=f"confirm whether {op} was applied before retrying")
+                found = self.look_up(call.name, args)
+                if found is not None and found[0]:  # it did apply: the record is what the lost response carried
+                    self.record_success(call.name, op, found[1], found[1])
+                    return found[1]
+                if found is None and not _key_honoured(spec, args):
+                    self.ops[op] = "unknown"
+                    raise _Stop("NEEDS_HUMAN", "idempotency",
+                                f"{call.name} timed out; whether {op} applied is unknown",
+                                unmet=f"confirm whether {op} was applied before retrying")
+                # not applied (the lookup says so), or the API answers the same key with its own record
             if st.failures >= cfg.max_attempts:
                 return {"error": {"code": code, "retryable": False,
                                   "message": f"{call.name} failed {st.failures} times ({code}); giving up on it"}}
             if cfg.eager:
                 raise _Stop("STOPPED_LOOP_GUARD", "exact_repeat", f"{call.name} would be sent again unchanged")
             time.sleep(self.backoff(st.failures, retry_after))
+
+    def look_up(self, name: str, args: Mapping[str, Any]) -> tuple[bool, Any] | None:
+        """After a lost response: (True, the record) when a read finds the write, (False, None) when
+        it finds none, None when no read of its collection is at hand or the read gave no answer."""
+        tools = self.tools
+        spec = tools.spec(name)
+        if spec.writes is None:
+            return None
+        norm = spec.normalise(args)
+        for other in tools.names:
+            reads = tools.spec(other).reads
+            if reads is None or reads.collection != spec.writes.collection or norm.get(reads.match) is None:
+                continue
+            self.check_budgets()
+            try:
+                result: Any = tools.call(other, {reads.by: norm[reads.match]})
+            except (ToolError, TimeoutError, ConnectionError) as exc:
+                result = exc
+            self.executions += 1
+            cls, code, _ = self.classify(result)
+            if cls == "FATAL" and code == "not_found":
+                return False, None
+            if cls != "SUCCESS" or not isinstance(result, Mapping):
+                return None
+            hits = result.get(reads.collection, []) if reads.many else [result]
+            mine = [h for h in hits if isinstance(h, Mapping) and all(h.get(k) == v for k, v in norm.items())]
+            return (True, mine[-1]) if mine else (False, None)
+        return None
 
     def poll_interval(self, polls: int, retry_after: float | None) -> float:
         """The server's interval when it gives one, else 5s doubling per poll up to ``max_backoff``."""
@@ -274,7 +315,7 @@ class _Guard:
         self.history.append(key)
 
     def classify(self, result: Any) -> tuple[str, str, float | None]:
-        cls, code, retry_after = _classify(result)
+        cls, code, retry_after = _classify(result, self.tools.now())
         if not self.cfg.classify_errors and cls in ("PRECONDITION", "FATAL"):
             cls = "RETRYABLE"  # the ablation: one retry branch for every error
         return cls, code, retry_after
@@ -320,7 +361,12 @@ def _loose(value: Any) -> Any:
     return value
 
 
-def _classify(result: Any) -> tuple[str, str, float | None]:
+def _key_honoured(spec: Any, args: Mapping[str, Any]) -> bool:
+    """Does the API answer a retry with this call's idempotency key from its own record?"""
+    return bool(spec.idempotency_key) and args.get(spec.idempotency_key) is not None and spec.idempotency == "honoured"
+
+
+def _classify(result: Any, now: float) -> tuple[str, str, float | None]:
     if isinstance(result, ToolError):
         return result.cls.value, result.code, result.retry_after
     if isinstance(result, (TimeoutError, ConnectionError)):
@@ -334,6 +380,8 @@ def _classify(result: Any) -> tuple[str, str, float | None]:
                 cls = ("RETRYABLE" if code in _RETRYABLE_CODES else
                        "PRECONDITION" if code in _PRECONDITION_CODES else "FATAL")
             ra = err.get("retry_after")
+            if not isinstance(ra, (int, float)) and isinstance(err.get("headers"), Mapping):
+                ra = wait(err["headers"], now)  # an HTTP-date, retry-after-ms, a rate-limit reset time
             return str(cls), code, float(ra) if isinstance(ra, (int, float)) else None
         status = result.get("status")
         if isinstance(status, str) and status.lower() in ("processing", "pending", "running", "queued"):

@@ -32,7 +32,10 @@ from toolchaos.fuzzing._core import (
 from toolchaos.strategies import SpecPolicy, build_policy, plan
 
 PAY = {"customer_id": "c1", "amount": 10.0}
-TOOLS = [catalogue.get("charge_payment"), catalogue.get("fetch_invoice"), catalogue.get("get_job_status")]
+# A payment API without dedupe: the runtime's own idempotency check is all that stands between a
+# lost response and a second charge (against a key-honouring API the planted bug would be harmless).
+TOOLS = [catalogue.get("charge_payment", idempotency="ignored"), catalogue.get("fetch_invoice"),
+         catalogue.get("get_job_status")]
 CERT_TOOLS = [catalogue.get(n) for n in ("fetch_invoice", "charge_payment", "send_email", "get_job_status",
                                            "list_records")]
 
