@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolchaos.errors import DefinitionError, did_you_mean
+from toolchaos.fake_tools import _retry
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools.registry import Param, Registry
 
@@ -35,6 +36,8 @@ class CallInfo:
     now: float  # virtual seconds since the run began
     state: dict[Any, Any]  # per-run, per-tool scratch space for stateful faults
     payload: Callable[[], Any]  # the tool's deterministic success payload for these args
+    # a read tool's answer from the world, as it is now (0) or some writes ago (a stale replica)
+    read: Callable[[int], Outcome] | None = None
 
 
 class Fault:
@@ -71,6 +74,8 @@ class Ok(Fault):
     kind = "ok"
 
     def resolve(self, call: CallInfo) -> Outcome:
+        if call.read is not None and not self.has_data:  # a read answers from the world
+            return call.read(0)
         return Outcome("ok", S, "ok", self.data if self.has_data else call.payload())
 
     def to_data(self) -> Any:
@@ -154,25 +159,33 @@ class Transient(Fault):
     """503, 429 with Retry-After, connection reset: retrying later may help.
 
     A 429 with ``retry_after`` is enforced: the tool answers 429 again to any call that
-    comes sooner than the server asked, as real rate limiters do.
+    comes sooner than the server asked, as real rate limiters do. ``retry_form``: how the
+    wait is written (``seconds``, ``http_date``, ``ms``, an OpenAI or Anthropic rate-limit
+    reset header; see ``toolchaos.fake_tools.retry``).
     """
 
     code: str = "unavailable"
     retry_after: float | None = None
+    retry_form: str = _retry.SECONDS
     kind = "transient"
 
     def resolve(self, call: CallInfo) -> Outcome:
         if self.code == "rate_limited" and self.retry_after:
             call.state["blocked_until"] = call.now + self.retry_after
+            call.state["blocked_form"] = self.retry_form
+        headers = () if self.retry_after is None or self.retry_form == _retry.SECONDS else _retry.headers(
+            self.retry_form, self.retry_after, call.now)
         return Outcome(
             "transient", OutcomeClass.RETRYABLE, self.code, None, retryable=True,
-            retry_after=self.retry_after, applied=False,
+            retry_after=self.retry_after, applied=False, headers=headers,
         )
 
     def to_data(self) -> Any:
         params: dict[str, Any] = {"code": _TRANSIENT_SPELLING.get(self.code, self.code)}
         if self.retry_after is not None:
             params["retry_after"] = _num(self.retry_after)
+        if self.retry_form != _retry.SECONDS:
+            params["retry_form"] = self.retry_form
         return {"transient": params}
 
 
@@ -297,6 +310,26 @@ class Slow(Fault):
         return {"slow": {"latency": _num(self.latency), "then": FAULTS.to_data(self.then)}}
 
 
+@dataclass(frozen=True, slots=True)
+class Stale(Fault):
+    """A read answered from a lagging replica: the world as it was ``behind`` writes ago.
+
+    Only for read tools (``reads:``). A record written since is missing or shows its old
+    values, so a read-after-write does not see the write; rules choose which reads lag
+    (``call: 1``, a ``probability`` for reads that contradict each other).
+    """
+
+    behind: int = 1
+    kind = "stale"
+
+    def resolve(self, call: CallInfo) -> Outcome:
+        assert call.read is not None  # FakeTool allows the fault on read tools only
+        return call.read(self.behind)
+
+    def to_data(self) -> Any:
+        return {"stale": {"behind": self.behind}}
+
+
 _FILLER = "The quick brown fox jumps over the lazy dog. "
 
 
@@ -341,14 +374,20 @@ def timeout(after: float = 30.0, applied: bool = False) -> Timeout:
     return Timeout(float(after), applied)
 
 
-@FAULTS.register(Transient, help="503, 429 with retry_after (enforced), connection reset")
-def transient(code: str | int = 503, retry_after: float | None = None) -> Transient:
+@FAULTS.register(Transient, help="503, 429 with retry_after (enforced; retry_form: seconds, http_date, ms, "
+                            "rate-limit reset headers), connection reset",
+                 schemas={"retry_form": {"enum": list(_retry.FORMS)}})
+def transient(code: str | int = 503, retry_after: float | None = None,
+              retry_form: str = _retry.SECONDS) -> Transient:
     key = str(code)
     _check_choice("code", key, tuple(TRANSIENT_CODES))
     if retry_after is not None:
         _check_number("retry_after", retry_after, minimum=0)
         retry_after = float(retry_after)
-    return Transient(TRANSIENT_CODES[key], retry_after)
+    _check_choice("retry_form", retry_form, _retry.FORMS)
+    if retry_form != _retry.SECONDS and retry_after is None:
+        raise _FieldError("retry_form", f"{retry_form} writes a wait: give retry_after too")
+    return Transient(TRANSIENT_CODES[key], retry_after, retry_form)
 
 
 @FAULTS.register(Fatal, help="permission_denied | not_found | invalid_argument | policy_blocked")
@@ -392,6 +431,12 @@ def slow(latency: float = 10.0, then: Fault | Any = None) -> Slow:
 def oversized(size: int = 1_000_000) -> Oversized:
     _check_number("size", size, minimum=1, integer=True)
     return Oversized(int(size))
+
+
+@FAULTS.register(Stale, help="a read answered as the world was N writes ago (read tools only)")
+def stale(behind: int = 1) -> Stale:
+    _check_number("behind", behind, minimum=1, integer=True)
+    return Stale(int(behind))
 
 
 class _FieldError(ValueError):

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolchaos.errors import DefinitionError, UnknownTool
+from toolchaos.fake_tools import _retry
 from toolchaos.fake_tools._errors import exception_for
-from toolchaos.fake_tools._faults import CallInfo, Ok, as_fault
+from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, Stale, as_fault
 from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
@@ -115,6 +116,8 @@ class FakeTool:
     _worldly: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.reads is None and any(type(f) is Stale for f in _faults_in(self.schedule)):
+            raise DefinitionError(self.name, "faults", "a stale read needs a tool that reads the world (reads:)")
         object.__setattr__(self, "_cacheable", self.reads is None and not self.creates)
         object.__setattr__(self, "_worldly", self.writes is not None or (
             self.idempotency_key is not None and self.idempotency == HONOURED))
@@ -213,9 +216,11 @@ class FakeTool:
         scratch = state.scratch
         blocked = scratch.get("blocked_until")
         if blocked is not None and now < blocked:
+            wait, form = round(blocked - now, 6), scratch.get("blocked_form", _retry.SECONDS)
             return Outcome("transient", OutcomeClass.RETRYABLE, "rate_limited", None, retryable=True,
-                           retry_after=round(blocked - now, 6), applied=False,
-                           message="rate limited: retried before Retry-After elapsed"), n
+                           retry_after=wait, applied=False,
+                           message="rate limited: retried before Retry-After elapsed",
+                           headers=() if form == _retry.SECONDS else _retry.headers(form, wait, now)), n
         sched = self.schedule
         # the common case: one outcome per argument set
         if self._cacheable and not sched.rules and type(sched.default) is Ok:
@@ -227,12 +232,18 @@ class FakeTool:
             return done, n
         if world is None:
             world = World()
-        nth = world.applications.get((self.name, key), 0) + 1 if self.creates else 1
-        call = CallInfo(self.name, args, n, key, now, scratch, lambda: self._make_payload(args, key, state, seed, nth))
-        fault = sched.pick(call, seed)
-        if self.reads is not None and type(fault) is Ok and not fault.has_data:  # the answer is the world's
-            return world.read(self.reads, args), n
-        return fault.resolve(call), n
+        if self.reads is not None:  # the answer is the world's
+            reads = self.reads
+
+            def read(behind: int) -> Outcome:
+                return world.read(reads, args, behind)
+
+            call = CallInfo(self.name, args, n, key, now, scratch, lambda: read(0).data, read)
+        else:
+            nth = world.applications.get((self.name, key), 0) + 1 if self.creates else 1
+            call = CallInfo(self.name, args, n, key, now, scratch,
+                            lambda: self._make_payload(args, key, state, seed, nth))
+        return sched.pick(call, seed).resolve(call), n
 
     def _make_payload(self, args: Mapping[str, Any], key: str, state: ToolState, seed: int, nth: int = 1) -> Any:
         """The seeded result for these arguments; the ``nth`` record a creating tool makes gets its own."""
@@ -296,6 +307,19 @@ def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | 
     return FakeTool(name, description, dict(schema), bool(side_effect), idempotency_key, vol, delivery,
                     schedule(faults, default, name), payload, idempotency, honoured_after_applied,
                     float(idempotency_ttl), w, r, params, required, closed, defaults)
+
+
+def _faults_in(sched: FaultSchedule) -> list[Fault]:
+    """Every fault of a schedule, nested ones (``pending.then``, ``slow.then``) included."""
+    todo: list[Fault] = [r.outcome for r in sched.rules] + [sched.default]
+    out: list[Fault] = []
+    while todo:
+        f = todo.pop()
+        out.append(f)
+        inner = getattr(f, "then", None)
+        if isinstance(inner, Fault):
+            todo.append(inner)
+    return out
 
 
 def _check_idempotency(name: str, mode: Any, after_applied: Any, ttl: Any) -> None:

@@ -192,10 +192,15 @@ class World:
             self.collections[str(name)] = Collection(_keyed(str(name), records))
 
     def collection(self, name: str) -> Collection:
+        """The collection of that name, created (empty) when a write first needs it."""
         found = self.collections.get(name)
         if found is None:
             found = self.collections[name] = Collection()
         return found
+
+    def get(self, name: str) -> Collection:
+        """The collection of that name to read (an empty one, not kept, when nothing wrote it)."""
+        return self.collections.get(name) or Collection()
 
     def records(self, name: str) -> list[Any]:
         """The records of a collection now, in the order they were first written."""

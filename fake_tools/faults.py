@@ -20,11 +20,12 @@ from toolchaos.fake_tools._faults import (
     paginated,
     pending,
     slow,
+    stale,
     timeout,
     transient,
 )
 
 __all__ = [
     "FAULTS", "CallInfo", "Fault", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok", "oversized",
-    "paginated", "pending", "slow", "timeout", "transient",
+    "paginated", "pending", "slow", "stale", "timeout", "transient",
 ]

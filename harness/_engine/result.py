@@ -1,4 +1,4 @@
-"""What a finished run left: ``RunResult`` (state, answer, stop report, trace, ledger, usage)."""
+"""What a finished run left: ``RunResult`` (state, answer, stop report, trace, ledger, world, usage)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from typing import Any
 
 from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
-from toolchaos.fake_tools import EffectLedger, FakeTool
+from toolchaos.fake_tools import EffectLedger, FakeTool, World
 from toolchaos.invariants._builtin import check_all, raise_for
 
 
 @dataclass
 class RunResult:
-    """Everything a finished run left: state, answer, stop report, trace, ledger, usage."""
+    """Everything a finished run left: state, answer, stop report, trace, ledger, world, usage."""
 
     run_id: str
     seed: int
@@ -28,6 +28,7 @@ class RunResult:
     error: str | None = None
     virtual_seconds: float = 0.0
     tools: dict[str, FakeTool] = field(default_factory=dict)
+    world: World = field(default_factory=World)  # the collections the tools wrote, as the run left them
 
     @property
     def failed_to_run(self) -> bool:

@@ -31,14 +31,14 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HardCeiling, NetworkBlocked, PolicyCrashed, WatchdogExpired
-from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet
+from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
 from toolchaos.policies._builtin import as_policy
 
 
 def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
         budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
         store: MutableMapping[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
-        ledger: EffectLedger | None = None) -> RunResult:
+        ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None) -> RunResult:
     """Run ``agent(task, model, tools)`` once and return what happened.
 
     ``agent`` is a callable or a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``).
@@ -46,11 +46,14 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     ``store``: ``tools.store`` (a dict, or ``toolchaos.SqliteStore`` to survive a process restart).
     ``ledger``: an effect ledger to continue (a resumed run keeps counting); by default a new
     one, or the store's own ``ledger`` when the store has one (``SqliteStore`` does).
+    ``world``: the state behind the tools (a ``World``, or its collections as plain data to start
+    from); a run restarted against the same ``World`` finds what the first run wrote.
     """
     agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()
-    r = _state(name, task, seed, tools, policy, budgets, ceiling or Ceiling(), store, ledger)
+    r = _state(name, task, seed, tools, policy, budgets, ceiling or Ceiling(), store, ledger,
+               world if isinstance(world, World) else World(world))
     ending = _drive(agent_fn, r)
     res = _finish(r, ending)
     if artifacts is not None:
@@ -78,13 +81,13 @@ class _Ending:
 
 def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: Any,
            budgets: Budgets | Mapping[str, Any] | None, ceiling: Ceiling, store: MutableMapping[str, Any] | None,
-           ledger: EffectLedger | None) -> RunState:
+           ledger: EffectLedger | None, world: World) -> RunState:
     clock = _clock.VirtualClock()
     if not isinstance(budgets, Budgets):
         budgets = Budgets(**dict(budgets or {}))
     if ledger is None and isinstance(getattr(store, "ledger", None), EffectLedger):
         ledger = store.ledger  # type: ignore[union-attr]
-    toolset = ToolSet(tools, seed=seed, clock=clock, ledger=ledger)
+    toolset = ToolSet(tools, seed=seed, clock=clock, ledger=ledger, world=world)
     return RunState(f"{name}#{seed}", task, seed, toolset, as_policy(policy), ceiling, budgets,
                     {} if store is None else store)
 
@@ -194,4 +197,5 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
                               error.strip().splitlines()[-1] if error else None))
     toolset = r.toolset
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),
-                     toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools))
+                     toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools),
+                     toolset.world)

@@ -68,9 +68,9 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
         events.append(moved)
     ledger = EffectLedger()
     for f in first.ledger.effects:
-        ledger.record(f.tool, f.key, f.applied, f.status, f.seq)
+        ledger.record(*f)
     for f in second.ledger.effects:
-        ledger.record(f.tool, f.key, f.applied, f.status, f.seq + seq_off)
+        ledger.record(*f._replace(seq=f.seq + seq_off))
     for e in events:  # the effect counts shown in the trace are the story's, not the restarted run's
         if e["kind"] == "tool" and e.get("effects") is not None and e["seq"] > seq_off:
             e["effects"] = sum(1 for f in ledger.effects if f.applied and f.tool == e["tool"] and f.seq <= e["seq"])
@@ -79,7 +79,7 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
         answer=second.answer, stop_report=second.stop_report, trace=Trace(events), ledger=ledger,
         usage=[*first.usage, *second.usage], harness_stop=first.harness_stop or second.harness_stop,
         error=first.error or second.error, virtual_seconds=first.virtual_seconds + second.virtual_seconds,
-        tools={**first.tools, **second.tools})
+        tools={**first.tools, **second.tools}, world=second.world)
 
 
 def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str) -> Verdict:

@@ -8,6 +8,7 @@ from typing import Any
 from toolchaos._engine import run, safe_name
 from toolchaos.certification._judge import Verdict, judge
 from toolchaos.certification._variants import agent_label
+from toolchaos.fake_tools import World
 from toolchaos.scenario import Scenario
 
 
@@ -17,11 +18,14 @@ def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = No
     agent = agent if agent is not None else (scenario.agent or "builtin:guarded")
     seed = scenario.seed if seed is None else seed
     store: dict[str, Any] = {}
-    common: dict[str, Any] = {"seed": seed, "budgets": scenario.budgets, "ceiling": scenario.ceiling, "store": store}
+    world = World(scenario.world)  # the backend: it outlives the agent's restart
+    common: dict[str, Any] = {"seed": seed, "budgets": scenario.budgets, "ceiling": scenario.ceiling, "store": store,
+                              "world": world}
     first = run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
                 **common)
     second = None
     if scenario.restart is not None:
+        world.offset += first.virtual_seconds  # its keys keep ageing across the restart
         r = scenario.restart
         second = run(agent, task=r.task, tools=r.tools, policy=r.policy(), name=f"{scenario.name}~restart",
                      **common)

@@ -5,9 +5,13 @@ tool with the fault, the model behaviour that provokes the failure mode the faul
 known for, and the invariants a correct runtime must keep. Each built-in fault kind has
 a template (``TEMPLATES``): a timeout on a read tool is a loop scenario, a timeout on a
 side-effect tool is a lost-response scenario, a 429 is an error-class scenario, polling
-and pagination are legitimate repetition that must complete; any other registered kind
+and pagination are legitimate repetition that must complete, a stale read of a lookup is
+a read-after-write that must not bring a second write; any other registered kind
 (``toolchaos.fake_tools.faults.FAULTS``) gets the loop template. Side-effect tools always
-get ``max_side_effects`` and ``idempotent``. The file is checked by the scenario loader
+get ``max_side_effects`` and ``idempotent``; a read starts from a world holding the record its
+sample arguments find. Options set how the API treats idempotency keys (``--idempotency``,
+``--lossy``), add the read that finds a write (``--lookup``) and write a 429's wait in
+another form (``--retry-form``). The file is checked by the scenario loader
 (``toolchaos.scenario``) before it is written, so a scaffold never needs fixing to load.
 """
 
@@ -23,11 +27,16 @@ from typing import Any
 from toolchaos.errors import CommandError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools.faults import FAULTS
+from toolchaos.fake_tools.retry import FORMS, SECONDS
 
 HELP = "scaffold a scenario file (*.chaos.yaml) for a catalogue tool and a fault"
 EXAMPLES = """\
   toolchaos new fetch_invoice timeout                 # writes fetch_invoice-timeout.chaos.yaml
   toolchaos new charge_payment timeout -o tests/chaos/payment-lost.chaos.yaml
+  toolchaos new charge_payment timeout --lookup        # the lost charge can be looked up (get_charge)
+  toolchaos new charge_payment timeout --idempotency ignored   # an API without dedupe
+  toolchaos new read_record stale                     # a read-after-write from a lagging replica
+  toolchaos new fetch_invoice transient --retry-form x-ratelimit-reset-tokens
   toolchaos new search empty --severity critical --stdout
   toolchaos list tools faults                         # what TOOL and FAULT can be"""
 
@@ -45,6 +54,10 @@ SAMPLE_ARGS: dict[str, dict[str, Any]] = {
     "write_record": {"record_id": "rec_1", "data": {"status": "active"}},
     "delete_record": {"record_id": "rec_1"},
     "spawn_subagent": {"task": "Summarise the Q3 report"},
+    "get_charge": {"idempotency_key": "ord_1-charge"},
+    "list_sent_emails": {"to": "ops@example.com"},
+    "read_record": {"record_id": "rec_1"},
+    "get_job": {"job_id": "job_1"},
 }
 SAMPLE_TASKS: dict[str, str] = {
     "search": "Find our refund policy for orders placed in 2019.",
@@ -57,6 +70,30 @@ SAMPLE_TASKS: dict[str, str] = {
     "write_record": "Mark record rec_1 as active.",
     "delete_record": "Delete record rec_1.",
     "spawn_subagent": "Have a sub-agent summarise the Q3 report.",
+    "get_charge": "Find the charge made for order ord_1.",
+    "list_sent_emails": "List the emails sent to ops@example.com.",
+    "read_record": "Read record rec_1.",
+    "get_job": "Report on job job_1.",
+}
+# Each catalogue read and the write whose records it finds.
+PAIRS: dict[str, str] = {"get_charge": "charge_payment", "list_sent_emails": "send_email",
+                         "read_record": "write_record", "get_job": "spawn_subagent"}
+# The world a read starts from: its collection, with the record its sample arguments find.
+SAMPLE_WORLD: dict[str, dict[str, Any]] = {
+    "get_charge": {"charges": [{"customer_id": "cus_1", "amount": 49.0, "currency": "EUR",
+                                "idempotency_key": "ord_1-charge", "charge_id": "ch_1", "status": "succeeded"}]},
+    "list_sent_emails": {"emails": [{"to": "ops@example.com", "subject": "Weekly report",
+                                     "body": "The report is attached.", "message_id": "msg_1", "status": "sent"}]},
+    "read_record": {"records": {"rec_1": {"record_id": "rec_1", "data": {"status": "draft"}}}},
+    "get_job": {"jobs": [{"job_id": "job_1", "agent_id": "agent_1", "status": "started",
+                          "task": "Summarise the Q3 report"}]},
+}
+# What the paired write sends in a stale-read scenario: the record its read's sample arguments find.
+REWRITES: dict[str, dict[str, Any]] = {
+    "charge_payment": {"customer_id": "cus_1", "amount": 49.0, "idempotency_key": "ord_1-charge"},
+    "send_email": {"to": "ops@example.com", "subject": "Weekly report", "body": "The report, again."},
+    "write_record": {"record_id": "rec_1", "data": {"status": "active"}},
+    "spawn_subagent": {"task": "Summarise the Q3 report"},
 }
 
 LOOP_STATES = ["STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED"]
@@ -70,7 +107,7 @@ class Template:
     why: str  # the description: what goes wrong, what a correct runtime does
     faults: Any  # the tool's fault schedule
     default: Any  # the outcome after the scheduled ones (None: the schedule is the whole story)
-    policy: str  # stubborn | stubborn_never | poll_until | paginate
+    policy: str  # stubborn | stubborn_never | poll_until | paginate | rewrite (write, read, write again)
     expect: list[Any]
     effects: int = 1  # side effects a correct run makes (on a side-effect tool)
 
@@ -127,6 +164,12 @@ TEMPLATES: dict[str, Template] = {
     "oversized": _loop("An oversized result from {tool}, fetched again and again",
                        "The result is too big for the context and gets truncated, so the model fetches it again. "
                        "A correct runtime stops the refetch loop.", {"oversized": {"size": 20000}}, never=True),
+    "stale": Template("side_effects", "critical", "A stale read of {tool} makes the model write again",
+                      "The write happens, then the read comes from a lagging replica and does not show it yet "
+                      "(one write behind). The model concludes the write failed and asks for it again. A correct "
+                      "runtime does not apply the write a second time: its ledger answers, or the API replays "
+                      "the same idempotency key.", [{"call": 1, "outcome": {"stale": {"behind": 1}}}], None,
+                      "rewrite", [{"terminal_state": ["COMPLETED", "STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED"]}]),
 }
 
 def _template(fault: str, side_effect: bool) -> Template:
@@ -185,18 +228,26 @@ def _wrap(text: str, indent: str = "  ", width: int = 88) -> list[str]:
 
 
 def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, severity: str | None = None,
-             category: str | None = None, schema_url: str | None = "") -> str:
-    """The text of a scenario file for a catalogue tool and a fault kind."""
+             category: str | None = None, schema_url: str | None = "", idempotency: str | None = None,
+             lossy: bool = False, lookup: bool = False, retry_form: str = SECONDS) -> str:
+    """The text of a scenario file for a catalogue tool and a fault kind.
+
+    ``idempotency`` / ``lossy``: how the tool's API treats keys (``ignored``; a key stored only
+    once a response was delivered); ``lookup``: the read that finds the tool's writes is in the
+    scenario too; ``retry_form``: how a 429 writes its wait.
+    """
     if tool_name not in catalogue.NAMES:
         raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "
                            f"(tools: {', '.join(catalogue.NAMES)})")
     if fault not in FAULTS:
         raise CommandError(f"unknown fault kind {fault!r}{did_you_mean(fault, FAULTS)} (faults: {', '.join(FAULTS)})")
     tool = catalogue.get(tool_name)
+    _check_options(tool, fault, idempotency, lossy, lookup, retry_form)
     tpl = _template(fault, tool.side_effect)
     expect = [_fill(e, tool_name) for e in tpl.expect]
-    if tool.side_effect:
-        expect = [{"max_side_effects": {"n": tpl.effects, "tool": tool_name}}, "idempotent", *expect]
+    writer = PAIRS.get(tool_name) if fault == "stale" else tool_name if tool.side_effect else None
+    if writer is not None:
+        expect = [{"max_side_effects": {"n": tpl.effects, "tool": writer}}, "idempotent", *expect]
     sid = scenario_id or f"{tool_name}-{fault}".replace("_", "-")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", sid):
         raise CommandError(f"--id {sid!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit")
@@ -216,26 +267,74 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
         f"severity: {severity or tpl.severity}",
         f"tags: {_flow([fault, tool_name])}",
         "description: >",
-        *_wrap(tpl.why),
+        *_wrap(tpl.why + (f" The wait comes as {retry_form}, not as seconds: the runtime must read that form."
+                          if retry_form != SECONDS else "")),
         f"task: {_flow(task)}",
-        "tools:",
-        f"  {tool_name}:  # from the catalogue: `toolchaos list tools`",
     ]
-    if isinstance(tpl.faults, list):
+    if tool_name in SAMPLE_WORLD:
+        lines.append("world:  # the state behind the tools at the start: collection -> records")
+        lines += [f"  {name}: {_flow(records)}" for name, records in SAMPLE_WORLD[tool_name].items()]
+    lines.append("tools:")
+    if fault == "stale":
+        lines.append(f"  {PAIRS[tool_name]}: {{}}  # the write the read lags behind")
+    lines.append(f"  {tool_name}:  # from the catalogue: `toolchaos list tools`")
+    lines += _api_lines(idempotency, lossy)
+    faults = _with_form(tpl.faults, retry_form)
+    if isinstance(faults, list):
         lines.append("    faults:  # rules, first match wins: call / calls / match / probability")
-        lines += [f"      - {_flow(rule)}" for rule in tpl.faults]
+        lines += [f"      - {_flow(rule)}" for rule in faults]
     else:
-        lines.append(f"    faults: {_flow(tpl.faults)}  # every call")
+        lines.append(f"    faults: {_flow(faults)}  # every call")
     if tpl.default is not None:
         lines.append(f"    default: {_flow(tpl.default)}  # when no rule matches")
+    if lookup:
+        lines.append(f"  {LOOKUPS[tool_name]}: {{}}  # finds what {tool_name} wrote, also after a lost response")
     lines.append("policy:  # the model double: `toolchaos list policies`")
-    if tpl.policy == "stubborn_never":
+    if tpl.policy == "rewrite":
+        write, again = PAIRS[tool_name], REWRITES[PAIRS[tool_name]]
+        lines.append("  scripted:  # write, read (stale), write the same again, answer")
+        lines += [f"    - {{call: {write}, args: {_flow(again)}}}", f"    - {{call: {tool_name}, args: {_flow(args)}}}",
+                  f"    - {{call: {write}, args: {_flow(again)}}}", "    - {final: Done.}"]
+    elif tpl.policy == "stubborn_never":
         lines.append(f"  stubborn: {{tool: {tool_name}, args: {_flow(args)}, until: never}}  # never satisfied")
     else:
         lines.append(f"  {tpl.policy}: {{tool: {tool_name}, args: {_flow(args)}}}")
     lines.append("expect:  # what must hold after the run: `toolchaos list invariants`")
     lines += [f"  - {e if isinstance(e, str) else _flow(e)}" for e in expect]
     return "\n".join(lines) + "\n"
+
+
+LOOKUPS = {write: read for read, write in PAIRS.items()}
+
+
+def _check_options(tool: Any, fault: str, idempotency: str | None, lossy: bool, lookup: bool, form: str) -> None:
+    if fault == "stale" and tool.name not in PAIRS:
+        raise CommandError(f"a stale read needs a tool that reads the world: {', '.join(PAIRS)}")
+    if (idempotency is not None or lossy) and tool.idempotency_key is None:
+        raise CommandError(f"{tool.name} takes no idempotency key: --idempotency and --lossy are for "
+                           f"{', '.join(n for n in catalogue.NAMES if catalogue.get(n).idempotency_key)}")
+    if lookup and tool.name not in LOOKUPS:
+        raise CommandError(f"no catalogue read finds what {tool.name} writes; --lookup is for {', '.join(LOOKUPS)}")
+    if form != SECONDS and fault != "transient":
+        raise CommandError(f"--retry-form writes the wait of a 429: it goes with the fault transient, not {fault}")
+    if form not in FORMS:
+        raise CommandError(f"--retry-form {form!r}: one of {', '.join(FORMS)}")
+
+
+def _api_lines(idempotency: str | None, lossy: bool) -> list[str]:
+    out = []
+    if idempotency is not None:
+        out.append(f"    idempotency: {idempotency}  # honoured: a known key gets the original result; ignored: none")
+    if lossy:
+        out.append("    honoured_after_applied: false  # a key is stored only once a response was delivered")
+    return out
+
+
+def _with_form(faults: Any, form: str) -> Any:
+    """The template's schedule with its 429 writing the wait in ``form``."""
+    if form == SECONDS:
+        return faults
+    return [{**r, "outcome": {"transient": {**r["outcome"]["transient"], "retry_form": form}}} for r in faults]
 
 
 def validate(text: str, path: Path) -> None:
@@ -257,13 +356,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--severity", choices=("critical", "major", "minor"), help="override the template's")
     parser.add_argument("--category", choices=("loops", "error_classes", "side_effects", "budgets", "legit", "resume",
                                                "custom"), help="override the template's")
+    parser.add_argument("--idempotency", choices=("honoured", "ignored"),
+                        help="how the tool's API treats idempotency keys (default: honoured, as Stripe)")
+    parser.add_argument("--lossy", action="store_true",
+                        help="the API stores a key only once a response was delivered (honoured_after_applied: false)")
+    parser.add_argument("--lookup", action="store_true",
+                        help="add the catalogue read that finds the tool's writes (get_charge for charge_payment, ...)")
+    parser.add_argument("--retry-form", default=SECONDS, metavar="FORM",
+                        help=f"how a 429 writes its wait (with the fault transient): {', '.join(FORMS)}")
     parser.add_argument("--stdout", action="store_true", help="print the scenario instead of writing a file")
     parser.add_argument("--force", action="store_true", help="overwrite an existing file")
 
 
 def run(args: argparse.Namespace) -> int:
     text = scaffold(args.tool, args.fault, scenario_id=args.scenario_id, severity=args.severity,
-                    category=args.category)
+                    category=args.category, idempotency=args.idempotency, lossy=args.lossy, lookup=args.lookup,
+                    retry_form=args.retry_form)
     default_name = f"{args.scenario_id or (args.tool + '-' + args.fault).replace('_', '-')}.chaos.yaml"
     path = Path(args.output) if args.output else Path(default_name)
     if args.output and (path.is_dir() or args.output.endswith(("/", "\\"))):

@@ -19,10 +19,11 @@ from toolchaos.invariants._builtin import (
     stop_report,
     terminal_state,
     terminated,
+    world_state,
 )
 
 __all__ = [
     "INVARIANTS", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
     "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
-    "retry_after_honoured", "stop_report", "terminal_state", "terminated",
+    "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
 ]

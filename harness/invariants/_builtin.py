@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolchaos._internal.events import Event, ModelEvent, RefusalEvent, ToolEvent
+from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent, ToolEvent
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
-from toolchaos.fake_tools import EffectLedger
+from toolchaos.fake_tools import EffectLedger, World, canonical
 from toolchaos.fake_tools.registry import Check, Registry
 
 _EPS = 1e-6
@@ -46,6 +46,8 @@ class FinishedRun(Protocol):
     def trace(self) -> Trace: ...
     @property
     def ledger(self) -> EffectLedger: ...
+    @property
+    def world(self) -> World: ...
     @property
     def harness_stop(self) -> str | None: ...
     @property
@@ -144,6 +146,8 @@ _SECONDS = Check("a number >= 0", lambda v: isinstance(v, (int, float)) and not 
 _TOOL_COUNTS = Check("a mapping of tool name -> integer >= 0",
                      lambda v: isinstance(v, dict) and all(isinstance(k, str) and _whole(n) for k, n in v.items()))
 _TOOL = Check("a tool name", lambda v: isinstance(v, str))
+_NAME = Check("a name", lambda v: isinstance(v, str))
+_FIELDS = Check("a mapping of record fields", lambda v: isinstance(v, dict))
 _NAMES = Check("a list of names", _names, at_value=False)
 
 
@@ -259,21 +263,28 @@ def _event(result: FinishedRun, seq: int) -> Event | None:
 
 
 class Idempotent(Invariant):
-    """At most one applied effect per operation key (a timeout with applied: true counts)."""
+    """At most one applied effect per operation key (a timeout with applied: true counts).
+
+    A call the API answered from a known idempotency key (a replay) applied nothing: it is
+    not a second effect, and a violation says how many replays there were besides.
+    """
 
     name = "idempotent"
 
     def check(self, result: FinishedRun) -> list[Violation]:
         seen: dict[tuple[str, str], int] = {}
         out: list[Violation] = []
-        for f in result.ledger.effects:
+        ledger = result.ledger
+        for f in ledger.effects:
             if not f.applied:
                 continue
             k = (f.tool, f.key)
             seen[k] = seen.get(k, 0) + 1
             if seen[k] == 2:
+                replays = ledger.replayed(f.tool, f.key)
+                also = f" (and replayed {replays} times by the API)" if replays else ""
                 out.append(Violation(self.name, f"operation {f.key!r} of {f.tool} applied at most once",
-                                     f"applied {result.ledger.applied_for(f.tool, f.key)} times",
+                                     f"applied {ledger.applied_for(f.tool, f.key)} times{also}",
                                      *_at(_event(result, f.seq))))
         return out
 
@@ -283,7 +294,9 @@ class Idempotent(Invariant):
     def actual_text(self, result: FinishedRun) -> str:
         ledger = result.ledger
         counts = [ledger.applied_for(f.tool, f.key) for f in ledger.effects if f.applied]
-        return f"at most {max(counts)} per key" if counts else "no side effect applied"
+        replays = ledger.replayed()
+        also = f"; {replays} replayed by the API" if replays else ""
+        return (f"at most {max(counts)} per key" if counts else "no side effect applied") + also
 
 
 class TerminalState(Invariant):
@@ -387,28 +400,43 @@ class NoExecutionAfterRefusal(Invariant):
 
 
 class RetryAfterHonoured(Invariant):
-    """After an answer with Retry-After R, the same tool is not called again for R seconds."""
+    """After an answer with Retry-After R, the same tool (or the model API) is not called again for R seconds.
+
+    R is the wait in seconds whichever form the answer wrote it in (seconds, an HTTP-date,
+    ``retry-after-ms``, a rate-limit reset header): the trace records it as ``retry_after``.
+    A model-API fault (an ``api`` event) holds back the next model request, faulted or not.
+    """
 
     name = "retry_after_honoured"
 
     def check(self, result: FinishedRun) -> list[Violation]:
-        not_before: dict[str, tuple[float, ToolEvent]] = {}
+        not_before: dict[str, tuple[float, ToolEvent | ApiEvent]] = {}
         out: list[Violation] = []
-        for e in _tool_events(result):
-            tool = e["tool"]
-            if tool in not_before:
-                when, src = not_before.pop(tool)
+        for e in result.trace.events:
+            if e["kind"] == "tool":
+                who = e["tool"]
+            elif e["kind"] in ("model", "api"):
+                who = _MODEL_API
+            else:
+                continue
+            if who in not_before:
+                when, src = not_before.pop(who)
                 if e["t"] + _EPS < when:
-                    out.append(Violation(self.name, f"{tool} not called before t={when:g}s "
+                    out.append(Violation(self.name, f"{who} not called before t={when:g}s "
                                                     f"(Retry-After at event #{src['seq']})",
                                          f"called at t={e['t']:g}s", *_at(e)))
-            retry_after = e["retry_after"]
-            if retry_after and e["class"] == "RETRYABLE":
-                not_before[tool] = (e["t"] + e["latency"] + retry_after, e)
+            if e["kind"] == "tool":
+                if e["retry_after"] and e["class"] == "RETRYABLE":
+                    not_before[who] = (e["t"] + e["latency"] + e["retry_after"], e)
+            elif e["kind"] == "api" and e["retry_after"]:
+                not_before[who] = (e["t"] + e["retry_after"], e)
         return out
 
     def expected_text(self) -> str:
         return "no call before its Retry-After has elapsed"
+
+
+_MODEL_API = "the model API"
 
 
 class NoUnchangedResend(Invariant):
@@ -469,6 +497,87 @@ class Completed(Invariant):
 
     def named_tools(self) -> dict[str, tuple[str, ...]]:
         return {t: ("successes", t) for t in self.successes}
+
+
+class WorldState(Invariant):
+    """The world the run left holds what the task needed: how many records match, what they hold.
+
+    ``where`` selects the records of ``collection`` (a subset of their fields; nested
+    mappings match as subsets too); ``count``: exactly that many match in the end;
+    ``created``: exactly that many matching ones were created by the run (not there at the
+    start); ``holds``: every matching record has these values (and at least one matches).
+    """
+
+    name = "world_state"
+
+    def __init__(self, collection: str, where: Mapping[str, Any] | None = None, count: int | None = None,
+                 created: int | None = None, holds: Mapping[str, Any] | None = None) -> None:
+        if count is None and created is None and holds is None:
+            raise InvariantError("world_state needs what to check: count, created or holds", field="count")
+        self.collection, self.where, self.holds = collection, dict(where or {}), dict(holds or {})
+        self.count, self.created = count, created
+
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in (("collection", self.collection), ("where", self.where or None),
+                                  ("count", self.count), ("created", self.created), ("holds", self.holds or None))
+                if v is not None}
+
+    def _what(self) -> str:
+        return f"records in {self.collection}" + (f" with {brief(self.where)}" if self.where else "")
+
+    def expected_text(self) -> str:
+        what = self._what()
+        parts = [f"exactly {self.count} {what}"] if self.count is not None else []
+        parts += [f"exactly {self.created} new {what}"] if self.created is not None else []
+        parts += [f"{what} holding {brief(self.holds)}"] if self.holds else []
+        return "; ".join(parts)
+
+    def actual_text(self, result: FinishedRun) -> str:
+        coll = result.world.get(self.collection)
+        match = sum(1 for r in coll.rows.values() if contains(r, self.where))
+        made = sum(1 for r in coll.created() if contains(r, self.where))
+        return f"{match} matching, {made} new" + ("; all holding it" if self.holds else "")
+
+    def check(self, result: FinishedRun) -> list[Violation]:
+        coll = result.world.get(self.collection)
+        what = self._what()
+        match = [r for r in coll.rows.values() if contains(r, self.where)]
+        end = result.trace.of_kind("end")
+        where = _at(end[-1] if end else None)
+        out: list[Violation] = []
+        if self.count is not None and len(match) != self.count:
+            out.append(Violation(f"{self.name}.count", f"exactly {self.count} {what}", f"{len(match)}", *where))
+        if self.created is not None:
+            made = [r for r in coll.created() if contains(r, self.where)]
+            if len(made) != self.created:
+                out.append(Violation(f"{self.name}.created", f"exactly {self.created} new {what}",
+                                     f"{len(made)} created", *where))
+        if self.holds:
+            wrong = [r for r in match if not contains(r, self.holds)]
+            if not match or wrong:
+                got = "no such record" if not match else brief(wrong[0])
+                out.append(Violation(f"{self.name}.holds", f"{what} holding {brief(self.holds)}", got, *where))
+        return out
+
+
+def contains(record: Any, want: Mapping[str, Any]) -> bool:
+    """Does ``record`` have every value of ``want`` (nested mappings as subsets)?"""
+    if not isinstance(record, Mapping):
+        return False
+    for k, v in want.items():
+        if k not in record:
+            return False
+        got = record[k]
+        if isinstance(v, Mapping) and not contains(got, v):
+            return False
+        if not isinstance(v, Mapping) and got != v:
+            return False
+    return True
+
+
+def brief(value: Any, limit: int = 120) -> str:
+    text = canonical(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class Terminated(Invariant):
@@ -548,6 +657,13 @@ def completed(successes: Mapping[str, int] | None = None) -> Invariant:
 @INVARIANTS.register(Terminated)
 def terminated() -> Invariant:
     return Terminated()
+
+
+@INVARIANTS.register(WorldState, checks={"collection": _NAME, "where": _FIELDS, "count": _COUNT, "created": _COUNT,
+                                          "holds": _FIELDS})
+def world_state(collection: str, where: Mapping[str, Any] | None = None, count: int | None = None,
+                created: int | None = None, holds: Mapping[str, Any] | None = None) -> Invariant:
+    return WorldState(collection, where, count, created, holds)
 
 
 DEFAULT: tuple[Invariant, ...] = (Terminated(), NoExecutionAfterRefusal())

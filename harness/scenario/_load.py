@@ -88,7 +88,8 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
         id=spec.id, title=spec.title, description=spec.description.strip(), category=spec.category,
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=spec.agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
-        variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz)
+        variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz,
+        world=plain(root.get("world")) or {})
 
 
 def _build_restart(rspec: RestartSpec, task: str, root: YMap, ctx: Context, tools: tuple[FakeTool, ...],

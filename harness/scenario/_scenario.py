@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ class Scenario:
     line: int = 1  # where the scenario (or its variant) starts
     spec: ScenarioSpec | None = field(default=None, repr=False, compare=False)
     fuzz: Any = None  # a toolchaos.fuzzing.FuzzSpec when the file has a `fuzz:` block
+    world: Mapping[str, Any] = field(default_factory=dict)  # collections at the start (plain data)
 
     @property
     def name(self) -> str:

@@ -134,6 +134,7 @@ class VariantSpec(_Model):
     budgets: BudgetsSpec | None = None
     ceiling: CeilingSpec | None = None
     expect: list[Any] | None = Field(None, json_schema_extra=EXPECT_REF)
+    world: dict[str, dict[str, dict[str, Any]] | list[dict[str, Any]]] | None = None
     restart: RestartSpec | None = None
     fuzz: Any = Field(None, json_schema_extra={"x-toolchaos": "Fuzz"})
 
@@ -158,6 +159,9 @@ class ScenarioSpec(_Model):
     ceiling: CeilingSpec | None = None
     expect: list[Any] = Field(min_length=1, description="invariants that must hold after the run",
                               json_schema_extra=EXPECT_REF)
+    world: dict[str, dict[str, dict[str, Any]] | list[dict[str, Any]]] | None = Field(
+        None, description="the state behind the tools at the start: collection name -> its records, a mapping "
+                          "by key or a list (the catalogue's: charges, emails, records, jobs)")
     restart: RestartSpec | None = None
     fuzz: Any = Field(None, description="fault-schedule fuzzing of this scenario (toolchaos.fuzzing.FuzzSpec)",
                       json_schema_extra={"x-toolchaos": "Fuzz"})

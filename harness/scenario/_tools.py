@@ -40,14 +40,15 @@ def build_tool(name: str, spec: ToolSpec, ctx: Context, where: list[Any], root: 
 
 def _make(name: str, spec: ToolSpec, ctx: Context, where: list[Any], root: Any) -> FakeTool:
     faults, default, delivery = plain(spec.faults), plain(spec.default), spec.delivery or "return"
-    api: dict[str, Any] = {k: v for k, v in (("idempotency", spec.idempotency), ("honoured_after_applied", spec.honoured_after_applied),
-                             ("idempotency_ttl", spec.idempotency_ttl)) if v is not None}
+    given = {"idempotency": spec.idempotency, "honoured_after_applied": spec.honoured_after_applied,
+             "idempotency_ttl": spec.idempotency_ttl}
+    api: dict[str, Any] = {k: v for k, v in given.items() if v is not None}  # how the API treats keys
     if spec.parameters is not None:
-        world = {"writes": spec.writes.model_dump() if isinstance(spec.writes, WritesSpec) else spec.writes,
-                 "reads": spec.reads.model_dump() if spec.reads is not None else None}
+        writes = spec.writes.model_dump() if isinstance(spec.writes, WritesSpec) else spec.writes
         return fake_tool(name, spec.description or "", plain(spec.parameters), side_effect=bool(spec.side_effect),
                          idempotency_key=spec.idempotency_key, volatile=spec.volatile, delivery=delivery,
-                         faults=faults, default=default, **api, **world)
+                         faults=faults, default=default, writes=writes,
+                         reads=spec.reads.model_dump() if spec.reads is not None else None, **api)
     if name not in catalogue.NAMES:
         raise ctx.error(f"tool {name!r} is not in the catalogue{did_you_mean(name, catalogue.NAMES)}; "
                         f"to define a tool inline give it `parameters:` (catalogue: "

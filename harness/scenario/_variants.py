@@ -11,7 +11,7 @@ from toolchaos.scenario._context import Context
 from toolchaos.scenario._spans import YMap
 from toolchaos.scenario._spec import VariantSpec
 
-VARIANT_MERGE = {"tools": 2, "budgets": 1, "ceiling": 1}
+VARIANT_MERGE = {"tools": 2, "budgets": 1, "ceiling": 1, "world": 1}
 
 
 def variant_roots(root: YMap, variants: Sequence[VariantSpec], ctx: Context) -> Iterator[tuple[str, YMap, int]]:

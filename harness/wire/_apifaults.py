@@ -2,13 +2,17 @@
 
 An agent must survive its model provider too: 429 with ``retry-after``, 500/503, 529
 overloaded, a request that times out, a stream cut part-way, a body that is not JSON.
+The wait of a 429/503/529 can come in any form real APIs use (``retry_form``: seconds, an
+HTTP-date, ``retry-after-ms``, OpenAI's ``x-ratelimit-reset-*`` durations, Anthropic's
+``anthropic-ratelimit-*-reset`` times; see ``toolchaos.fake_tools.retry``).
 A faulted request never reaches the policy (no model turn is recorded); the trace gets
 an ``api`` event instead, so "model requests" = model turns + ``api`` events.
 
 Schedules are keyed by the model request's number (1-based, per run, across every model
 API of the run)::
 
-    api_faults={1: "429", 2: {"rate_limited": {"retry_after": 20}}, 3: "stream_cut", "always": "503"}
+    api_faults={1: "429", 2: {"rate_limited": {"retry_after": 20, "retry_form": "ms"}}, 3: "stream_cut",
+                "always": "503"}
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from toolchaos.errors import ApiFaultError
 from toolchaos.fake_tools.registry import Param, Registry
+from toolchaos.fake_tools.retry import FORMS, SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +32,7 @@ class ApiFault:
     retry_after: float | None = None  # rate_limited / unavailable / overloaded: the retry-after header
     after: float | None = None  # timeout: virtual seconds before it fires (default: the client's read timeout)
     events: int = 2  # stream_cut: events (or body chunks) delivered before the cut
+    retry_form: str = SECONDS  # how the retry-after wait is written (toolchaos.fake_tools.retry.FORMS)
 
     @property
     def status(self) -> int | None:
@@ -41,6 +47,8 @@ class ApiFault:
     def describe(self) -> str:
         extra = {"retry_after": self.retry_after, "after": self.after}
         args = ", ".join(f"{k}={v:g}" for k, v in extra.items() if v is not None)
+        if self.retry_form != SECONDS:
+            args += f", retry_form={self.retry_form}"
         return f"{self.kind}({args})" if args else self.kind
 
     def to_data(self) -> Any:
@@ -52,10 +60,10 @@ class ApiFault:
 API_FAULTS: Registry[ApiFault] = Registry("model-API fault", key="kind")
 
 
-@API_FAULTS.register(ApiFault, aliases=("429", "rate_limit"), status=429)
-def rate_limited(retry_after: float | None = 1.0) -> ApiFault:
-    """HTTP 429 with ``retry-after`` (seconds)."""
-    return ApiFault("rate_limited", _number("retry_after", retry_after))
+@API_FAULTS.register(ApiFault, aliases=("429", "rate_limit"), status=429, schemas={"retry_form": {"enum": list(FORMS)}})
+def rate_limited(retry_after: float | None = 1.0, retry_form: str = SECONDS) -> ApiFault:
+    """HTTP 429 with ``retry-after`` (seconds, or another ``retry_form``)."""
+    return ApiFault("rate_limited", _number("retry_after", retry_after), retry_form=_form(retry_form, retry_after))
 
 
 @API_FAULTS.register(ApiFault, aliases=("500",), status=500)
@@ -64,16 +72,16 @@ def server_error() -> ApiFault:
     return ApiFault("server_error")
 
 
-@API_FAULTS.register(ApiFault, aliases=("503",), status=503)
-def unavailable(retry_after: float | None = None) -> ApiFault:
+@API_FAULTS.register(ApiFault, aliases=("503",), status=503, schemas={"retry_form": {"enum": list(FORMS)}})
+def unavailable(retry_after: float | None = None, retry_form: str = SECONDS) -> ApiFault:
     """HTTP 503 (optionally with ``retry-after``)."""
-    return ApiFault("unavailable", _number("retry_after", retry_after))
+    return ApiFault("unavailable", _number("retry_after", retry_after), retry_form=_form(retry_form, retry_after))
 
 
-@API_FAULTS.register(ApiFault, aliases=("529", "overload"), status=529)
-def overloaded(retry_after: float | None = None) -> ApiFault:
+@API_FAULTS.register(ApiFault, aliases=("529", "overload"), status=529, schemas={"retry_form": {"enum": list(FORMS)}})
+def overloaded(retry_after: float | None = None, retry_form: str = SECONDS) -> ApiFault:
     """HTTP 529, Anthropic's "overloaded"."""
-    return ApiFault("overloaded", _number("retry_after", retry_after))
+    return ApiFault("overloaded", _number("retry_after", retry_after), retry_form=_form(retry_form, retry_after))
 
 
 @API_FAULTS.register(ApiFault)
@@ -94,6 +102,14 @@ def stream_cut(events: int = 2) -> ApiFault:
 def malformed() -> ApiFault:
     """HTTP 200 whose body is not valid JSON."""
     return ApiFault("malformed")
+
+
+def _form(form: Any, retry_after: Any) -> str:
+    if form not in FORMS:
+        raise ApiFaultError(f"retry_form: expected one of {', '.join(FORMS)}, got {form!r}")
+    if form != SECONDS and retry_after is None:
+        raise ApiFaultError(f"retry_form: {form} writes a wait: give retry_after too")
+    return str(form)
 
 
 def _number(name: str, value: Any) -> float | None:

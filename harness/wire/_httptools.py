@@ -143,7 +143,8 @@ def respond(outcome: Any, request: httpx.Request) -> httpx.Response:
 
     SUCCESS 200 (a string payload, e.g. a malformed one, goes out verbatim), PENDING 202,
     timeout -> ``httpx.ReadTimeout``, connection reset -> ``httpx.ReadError``, 503/429/500
-    with ``Retry-After`` when the outcome has one, PRECONDITION 400 naming the field,
+    with ``Retry-After`` when the outcome has one (or the header of the form the fault wrote
+    its wait in: an HTTP-date, ``retry-after-ms``, a rate-limit reset), PRECONDITION 400 naming the field,
     permission denied / policy blocked 403, not found 404. A latency beyond the client's
     read timeout is a read timeout too.
     """
@@ -159,7 +160,11 @@ def respond(outcome: Any, request: httpx.Request) -> httpx.Response:
             return httpx.Response(200, headers=JSON, stream=Body(data.encode()))
         return json_response(202 if cls == "PENDING" else 200, data)
     headers = []
-    if outcome.retry_after is not None:
+    if outcome.headers:  # the wait in the form the scenario chose, as real headers (not in the body)
+        headers += [(k.encode(), v.encode()) for k, v in outcome.headers]
+    elif outcome.retry_after is not None:
         headers.append((b"retry-after", str(max(0, math.ceil(outcome.retry_after))).encode()))
     status = 400 if cls == "PRECONDITION" else _STATUS.get(outcome.code, 500 if cls == "RETRYABLE" else 403)
-    return json_response(status, outcome.error_payload(), headers)
+    body = outcome.error_payload()
+    body["error"].pop("headers", None)
+    return json_response(status, body, headers)

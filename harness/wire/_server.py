@@ -38,6 +38,8 @@ from respx.models import Route, SideEffectError
 from toolchaos._engine.state import RunState
 from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens, read_feedback
+from toolchaos.fake_tools.retry import SECONDS
+from toolchaos.fake_tools.retry import headers as retry_headers
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
 from toolchaos.wire._http import JSON, dumps, json_response, read_timeout, sse_response
@@ -390,8 +392,11 @@ class Wire:
         self._run.api_fault(api, rec.n, fault.kind, status, fault.retry_after, rec.url)
         if status is not None:
             headers = []
-            if fault.retry_after is not None:
+            if fault.retry_after is not None and fault.retry_form == SECONDS:
                 headers.append((b"retry-after", f"{fault.retry_after:g}".encode()))
+            elif fault.retry_after is not None:  # an HTTP-date, retry-after-ms, a rate-limit reset header
+                headers += [(k.encode(), v.encode()) for k, v in retry_headers(fault.retry_form, fault.retry_after,
+                                                                               self.clock.t)]
             return self._error(api, status, _FAULT_TEXT.get(fault.kind, fault.kind), headers)
         if fault.kind == "timeout":
             limit = read_timeout(request)

@@ -40,6 +40,9 @@ REQUIRED = {
     "oversized result fetched again and again": ("loop-oversized-refetch", "loops"),
     "almost results, two of three conditions": ("loop-almost-two-of-three", "loops"),
     "429 with Retry-After": ("err-rate-limit-retry-after", "error_classes"),
+    **{f"429 with the wait as {form}": (f"err-rate-limit-reset-forms[{form}]", "error_classes") for form in (
+        "http-date", "retry-after-ms", "openai-reset-requests", "openai-reset-tokens", "anthropic-requests-reset",
+        "anthropic-tokens-reset", "anthropic-input-tokens-reset", "anthropic-output-tokens-reset")},
     "invalid argument": ("err-invalid-argument", "error_classes"),
     "permission denied": ("err-permission-denied", "error_classes"),
     "not found for a nonexistent id": ("err-not-found-poll", "error_classes"),
@@ -47,6 +50,10 @@ REQUIRED = {
     "email asked for repeatedly": ("side-email-asked-repeatedly", "side_effects"),
     "two workers with the same idempotency key": ("side-concurrent-same-key", "side_effects"),
     "write before the guard fired, not repeated on resume": ("side-write-before-guard-resume", "side_effects"),
+    "lost payment response, the charge can be looked up": ("side-lost-payment-lookup", "side_effects"),
+    "lost payment response from an API without dedupe": ("side-no-dedupe-retry-duplicates", "side_effects"),
+    "an API that dedupes only after a delivered response": ("side-lossy-dedupe-lookup", "side_effects"),
+    "a stale read that makes the model write again": ("side-stale-read-rewrite", "side_effects"),
     "step budget": ("budget-steps", "budgets"),
     "virtual wall-clock budget": ("budget-wall-clock", "budgets"),
     "token budget with growing context": ("budget-tokens-growing-context", "budgets"),
@@ -55,6 +62,8 @@ REQUIRED = {
     "paginating 12 pages": ("legit-paginate-12-pages", "legit"),
     "exploration that keeps finding new facts": ("legit-exploration-new-facts", "legit"),
     "a 503 that succeeds on the second try": ("legit-transient-503", "legit"),
+    "a same-key retry against an honouring API": ("side-retry-same-key-honoured", "side_effects"),
+    "a read after a write that must see the write": ("legit-read-after-write", "legit"),
     "restart redoes only unfinished work": ("resume-redo-only-unfinished", "resume"),
 }
 
@@ -64,8 +73,12 @@ CATCHES = {
     "-detect_cycles": {"loop-abab-contradictory", "loop-search-read-cycle"},
     "-check_progress": {"loop-no-progress-exploration"},
     "-idempotency": {"side-lost-payment-response", "side-email-asked-repeatedly", "side-concurrent-same-key",
-                     "side-write-before-guard-resume", "resume-redo-only-unfinished"},
-    "-honour_retry_after": {"err-rate-limit-retry-after"},
+                     "side-write-before-guard-resume", "resume-redo-only-unfinished", "side-lost-payment-lookup",
+                     "side-no-dedupe-retry-duplicates", "side-lossy-dedupe-lookup", "side-stale-read-rewrite",
+                     "side-retry-same-key-honoured"},
+    "-honour_retry_after": {"err-rate-limit-retry-after", "err-rate-limit-reset-forms[http-date]",
+                            "err-rate-limit-reset-forms[openai-reset-tokens]",
+                            "err-rate-limit-reset-forms[anthropic-requests-reset]"},
     "-classify_errors": {"err-invalid-argument", "err-permission-denied", "err-not-found-poll"},
     "-budgets": {"budget-steps", "budget-wall-clock", "budget-tokens-growing-context", "budget-pending-never-finishes"},
     "-stop_report": {"loop-exact-repeat-timeout", "err-permission-denied"},
@@ -136,7 +149,8 @@ def test_the_suite_is_found_through_the_installed_package(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     root = _certify.suite_root()
     assert Path(str(root)).name == "scenarios" or Path(str(root)).name == "toolchaos_scenarios"
-    assert [Path(str(f)).name for f in _certify.suite_files()] == sorted(f"{s.id}.chaos.yaml" for s in suite())
+    files = sorted({f"{s.id}.chaos.yaml" for s in suite()})  # the variants of a file share it
+    assert [Path(str(f)).name for f in _certify.suite_files()] == files
     assert len(suite("examples")) >= 5
 
 

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from toolchaos.cli import main
 from toolchaos.cli._new import TEMPLATES, scaffold
+from toolchaos.errors import CommandError
 from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools.faults import FAULTS
 from toolchaos.scenario import SCHEMA_URL, Scenario, load_text
@@ -22,11 +23,15 @@ def load(text: str, name: str) -> Scenario:
 @pytest.mark.parametrize("tool", catalogue.NAMES)
 def test_every_tool_and_fault_scaffold_loads(tool: str) -> None:
     for fault in FAULTS:
+        if fault == "stale" and catalogue.get(tool).reads is None:
+            with pytest.raises(CommandError, match="a stale read needs a tool that reads the world"):
+                scaffold(tool, fault)
+            continue
         text = scaffold(tool, fault)
         scenario = load(text, f"{tool}-{fault}.chaos.yaml")
         doc = yaml.safe_load(text)
-        assert doc["id"] == f"{tool}-{fault}".replace("_", "-") and list(doc["tools"]) == [tool]
-        assert scenario.id == doc["id"] and [t.name for t in scenario.tools] == [tool]
+        assert doc["id"] == f"{tool}-{fault}".replace("_", "-") and list(doc["tools"])[-1] == tool
+        assert scenario.id == doc["id"] and [t.name for t in scenario.tools][-1] == tool
         assert (scenario.category, scenario.severity) == (doc["category"], doc["severity"])
 
 
@@ -34,11 +39,13 @@ def test_every_fault_kind_has_a_template() -> None:
     assert set(TEMPLATES) == set(FAULTS)
 
 
-@pytest.mark.parametrize("tool", ["fetch_invoice", "charge_payment"])
+@pytest.mark.parametrize("tool", ["fetch_invoice", "charge_payment", "read_record"])
 def test_scaffolds_pass_against_the_reference_agent(tool: str) -> None:
     """A scaffold is a correct test: the guarded reference passes it, the naive loop fails the loop ones."""
     run_scenario = pytest.importorskip("toolchaos.certification").run_scenario
     for fault in FAULTS:
+        if fault == "stale" and tool != "read_record":
+            continue
         scenario = load(scaffold(tool, fault), "s.chaos.yaml")
         guarded = run_scenario(scenario, "builtin:guarded")
         assert guarded.passed, (tool, fault, guarded.violations)
@@ -107,3 +114,34 @@ def test_does_not_overwrite_without_force(tmp_path: Path, capsys: pytest.Capture
     assert target.read_text() == "mine\n"
     assert main(["new", "search", "empty", "-o", str(target), "--force"]) == 0
     assert target.read_text() == scaffold("search", "empty")
+
+
+@pytest.mark.parametrize(("argv", "yaml_has"), [
+    (["charge_payment", "timeout", "--idempotency", "ignored"], ("idempotency: ignored",)),
+    (["charge_payment", "timeout", "--lossy", "--lookup"], ("honoured_after_applied: false", "get_charge: {}")),
+    (["send_email", "timeout", "--lookup"], ("list_sent_emails: {}",)),
+    (["fetch_invoice", "transient", "--retry-form", "http_date"], ("retry_form: http_date",)),
+    (["list_sent_emails", "stale"], ("send_email: {}", "emails:", "stale: {behind: 1}")),
+])
+def test_world_idempotency_and_retry_forms_scaffold(argv: list[str], yaml_has: tuple[str, ...],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", *argv, "--stdout"]) == 0
+    text = capsys.readouterr().out
+    assert all(part in text for part in yaml_has), text
+    scenario = load(text, "s.chaos.yaml")
+    run_scenario = pytest.importorskip("toolchaos.certification").run_scenario
+    assert run_scenario(scenario, "builtin:guarded").passed
+    assert not run_scenario(scenario, "builtin:naive").passed
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["fetch_invoice", "stale"], "a stale read needs a tool that reads the world"),
+    (["delete_record", "timeout", "--idempotency", "ignored"], "takes no idempotency key"),
+    (["fetch_invoice", "timeout", "--lookup"], "no catalogue read finds what fetch_invoice writes"),
+    (["fetch_invoice", "timeout", "--retry-form", "ms"], "goes with the fault transient"),
+    (["fetch_invoice", "transient", "--retry-form", "minutes"], "one of seconds, http_date"),
+])
+def test_options_that_do_not_fit_are_one_line_errors(argv: list[str], message: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", *argv, "--stdout"]) == 2
+    assert message in capsys.readouterr().err

@@ -159,3 +159,34 @@ def test_an_inline_tool_writes_and_reads_its_own_collection():
     ts = ToolSet([put, get], ledger=EffectLedger())
     ts.call("put_order", id="o1", key="k")
     assert ts.call("get_order", id="o1") == {"id": "o1", "key": "k", "ok": True}
+
+
+def test_a_stale_read_answers_as_the_world_was_some_writes_ago():
+    world = World({"records": {"r1": {"record_id": "r1", "data": {"v": 0}}}})
+    lagging = [{"call": 1, "outcome": {"stale": 1}}, {"call": 2, "outcome": {"stale": {"behind": 2}}}]
+    ts = ToolSet([catalogue.get("write_record"), catalogue.get("read_record", lagging)], world=world)
+    ts.call("write_record", record_id="r1", data={"v": 1})
+    ts.call("write_record", record_id="r2", data={"v": 1})
+    assert ts.call("read_record", record_id="r1")["data"] == {"v": 1}  # one write behind: r2 is not there yet
+    assert ts.call("read_record", record_id="r1")["data"] == {"v": 0}  # two behind: r1 as it started
+    assert ts.call("read_record", record_id="r1")["data"] == {"v": 1}  # caught up
+    assert world.records("records")[0]["data"] == {"v": 1}
+
+
+def test_reads_that_contradict_each_other_are_seeded():
+    def reads(seed):
+        world = World({"records": {"r1": {"record_id": "r1", "data": {"v": 0}}}})
+        flaky = [{"probability": 0.5, "outcome": "stale"}]
+        ts = ToolSet([catalogue.get("write_record"), catalogue.get("read_record", flaky)], seed=seed, world=world)
+        ts.call("write_record", record_id="r1", data={"v": 1})
+        return [ts.call("read_record", record_id="r1")["data"]["v"] for _ in range(12)]
+
+    assert reads(1) == reads(1) and {0, 1} == set(reads(1))
+
+
+def test_a_stale_read_needs_a_read_tool():
+    with pytest.raises(DefinitionError, match="reads the world") as err:
+        catalogue.get("fetch_invoice", faults=[{"call": 1, "outcome": {"slow": {"latency": 1, "then": "stale"}}}])
+    assert err.value.field == "faults"
+    with pytest.raises(DefinitionError, match="behind"):
+        catalogue.get("read_record", faults={"stale": 0})
