@@ -28,7 +28,22 @@ BOUND = "one read-only execution more than builtin:guarded, the bound's exact co
 FALSE_COMPLETED = "the model gave up after the block and the plain loop reported COMPLETED"
 NO_BUDGETS = "the design watches no budget but its 40-turn cap"
 
+NO_KEY = "retried the timed-out charge without a key: charged twice"
+REWRITE = ("side-stale-read-rewrite", (("idempotent", "max_side_effects"), "a",
+                                       "wrote again after the stale read: two writes"))
+RESET_FORMS = [f"err-rate-limit-reset-forms[{form}]" for form in (
+    "http-date", "retry-after-ms", "openai-reset-requests", "openai-reset-tokens", "anthropic-requests-reset",
+    "anthropic-tokens-reset", "anthropic-input-tokens-reset", "anthropic-output-tokens-reset")]
+
 Verdicts = dict[str, tuple[tuple[str, ...], str, str]]  # scenario -> (broken invariants, class, reason)
+
+
+def _no_key_charges() -> Verdicts:
+    """The lost-charge scenarios a plain loop without keys fails: it charges twice in each."""
+    twice = ("idempotent", "max_side_effects", "world_state.created")
+    return {"side-lossy-dedupe-lookup": (twice, "a", NO_KEY), "side-lost-payment-lookup": (twice, "a", NO_KEY),
+            "side-retry-same-key-honoured": (twice, "a", NO_KEY),
+            "side-no-dedupe-retry-duplicates": ((*twice[:2], "terminal_state", twice[2]), "a", NO_KEY)}
 
 EXPECTED: dict[str, Verdicts] = {
     "loopguard": {
@@ -57,6 +72,14 @@ EXPECTED: dict[str, Verdicts] = {
                                       "the bound needs the paraphrase templates folded into one loop key"),
         "loop-search-read-cycle": (("bounded.executions", "stop_report"), "b", BOUND),
         "resume-redo-only-unfinished": (("stop_report",), "b", KEYS),
+        **{sc: (("completed", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
+                "read only a retry_after number; the wait came as another header: retried at once")
+           for sc in RESET_FORMS},
+        "side-lossy-dedupe-lookup": (("idempotent", "max_side_effects", "world_state.created"), "a",
+                                     "retried under its key against an API that dedupes only delivered responses: "
+                                     "charged twice"),
+        "side-no-dedupe-retry-duplicates": (("idempotent", "max_side_effects", "terminal_state", "world_state.created"),
+                                            "a", "retried under its key against an API without dedupe: charged twice"),
     },
     "doomloop": {
         "budget-pending-never-finishes": (("terminal_state",), "a", FALSE_COMPLETED),
@@ -90,14 +113,18 @@ EXPECTED: dict[str, Verdicts] = {
                                       "rewordings are new loop keys: 8 executions"),
         "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a",
                                    "a three-call cycle never repeats in a row: 40 executions"),
-        "resume-redo-only-unfinished": (("bounded.executions[write_record]", "idempotent", "max_side_effects",
-                                         "terminal_state"), "a", "no ledger: the restart rewrote finished records"),
+        "resume-redo-only-unfinished": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                        "no ledger: the restart rewrote finished records"),
         "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
-        "side-email-asked-repeatedly": (("idempotent", "max_side_effects"), "a", "two emails before the block"),
+        "side-email-asked-repeatedly": (("idempotent", "max_side_effects", "world_state.created"), "a",
+                                        "two emails before the block"),
         "side-lost-payment-response": (("idempotent", "max_side_effects"), "a",
                                        "retried the timed-out charge without a key: charged twice"),
         "side-write-before-guard-resume": (("idempotent", "max_side_effects", "terminal_state"), "a",
                                            "no ledger: the restart wrote the record again"),
+        **{sc: (("bounded.turns", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
+                "retried at t=0 against the wait") for sc in RESET_FORMS},
+        **_no_key_charges(), REWRITE[0]: REWRITE[1],
     },
     "gemini": {
         "budget-pending-never-finishes": (("terminal_state",), "a",
@@ -135,15 +162,19 @@ EXPECTED: dict[str, Verdicts] = {
                                    "stopped within 5 identical calls as published; the bounds are guarded's 2 fetches"),
         "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "a", "rewordings: 40 executions"),
         "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a", "a cycle: 40 executions"),
-        "resume-redo-only-unfinished": (("bounded.executions[write_record]", "idempotent", "max_side_effects",
-                                         "terminal_state"), "a", "no ledger: the restart rewrote finished records"),
+        "resume-redo-only-unfinished": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                        "no ledger: the restart rewrote finished records"),
         "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
-        "side-email-asked-repeatedly": (("bounded.turns", "idempotent", "max_side_effects"), "a",
+        "side-email-asked-repeatedly": (("bounded.turns", "idempotent", "max_side_effects", "world_state.created"),
+                                        "a",
                                         "four emails before the detector fired"),
         "side-lost-payment-response": (("idempotent", "max_side_effects"), "a",
                                        "retried the timed-out charge without a key: charged twice"),
         "side-write-before-guard-resume": (("idempotent", "max_side_effects", "terminal_state"), "a",
                                            "no ledger: the restart wrote the record again"),
+        **{sc: (("bounded.executions", "bounded.turns", "completed.successes[fetch_invoice]", "retry_after_honoured"),
+                "a", "retried at t=0 against the wait") for sc in RESET_FORMS},
+        **_no_key_charges(), REWRITE[0]: REWRITE[1],
     },
     "breaker": {
         "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
@@ -170,14 +201,18 @@ EXPECTED: dict[str, Verdicts] = {
         "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "a", "rewordings: 8 executions"),
         "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a",
                                    "a three-call cycle never puts 3 alike in a window of 5: 40 executions"),
-        "resume-redo-only-unfinished": (("bounded.executions[write_record]", "idempotent", "max_side_effects",
-                                         "terminal_state"), "a", "no ledger: the restart rewrote finished records"),
+        "resume-redo-only-unfinished": (("idempotent", "max_side_effects", "terminal_state"), "a",
+                                        "no ledger: the restart rewrote finished records"),
         "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
-        "side-email-asked-repeatedly": (("idempotent", "max_side_effects"), "a", "two emails before it tripped"),
+        "side-email-asked-repeatedly": (("idempotent", "max_side_effects", "world_state.created"), "a",
+                                        "two emails before it tripped"),
         "side-lost-payment-response": (("idempotent", "max_side_effects"), "a",
                                        "retried the timed-out charge without a key: charged twice"),
         "side-write-before-guard-resume": (("idempotent", "max_side_effects"), "a",
                                            "no ledger: the restart wrote the record again"),
+        **{sc: (("completed", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
+                "no Retry-After: retried at t=0") for sc in RESET_FORMS},
+        **_no_key_charges(), REWRITE[0]: REWRITE[1],
     },
 }
 
