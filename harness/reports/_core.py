@@ -112,6 +112,7 @@ def _side_effects(v: ScenarioVerdict) -> dict[str, Any]:
     for tool in side:
         keys = r.ledger.keys(tool)
         out[tool] = {"executions": r.ledger.executions(tool), "applied": r.ledger.applied(tool),
+                     "replayed": r.ledger.replayed(tool),
                      "unknown": sum(1 for f in r.ledger.effects if f.tool == tool and f.status == "unknown"),
                      "keys": dict(sorted(keys.items())),
                      "duplicates": sorted(k for k, n in keys.items() if n > 1)}
@@ -154,8 +155,8 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         },
         "executions": dict(sorted(executions.items())),
         "side_effects": _side_effects(v),
-        "effects": [{"seq": f.seq, "tool": f.tool, "key": f.key, "applied": f.applied, "status": f.status}
-                    for f in r.ledger.effects],
+        "effects": [{"seq": f.seq, "tool": f.tool, "key": f.key, "applied": f.applied, "status": f.status,
+                     "replayed": f.replayed} for f in r.ledger.effects],
         "invariants": _invariants(v),
         "stop_report": json.loads(json.dumps(r.stop_report, default=str)) if r.stop_report else None,
         "trace": None,  # set when written: a path relative to the report directory

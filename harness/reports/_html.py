@@ -226,7 +226,7 @@ def _event_marks(lay: _Layout) -> list[str]:
 
 
 def _effect_marks(lay: _Layout, effects: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Side effects that really happened (the ledger), duplicates in red."""
+    """Side effects that really happened (the ledger), duplicates in red; replays by the API hollow."""
     if "effects" not in lay.lane_y:
         return []
     out = []
@@ -235,6 +235,11 @@ def _effect_marks(lay: _Layout, effects: Sequence[Mapping[str, Any]]) -> list[st
     index = lay.index
     side = max(min(lay.col - 3, 9.0), 2.0)
     for f in effects:
+        if f.get("replayed") and f["seq"] in index:  # answered from its key: nothing happened again
+            cx = lay.x(index[f["seq"]])
+            out.append(f'<rect class="ev ev-replay" x="{_f(cx - side / 2)}" y="{_f(ey - side / 2)}" '
+                       f'width="{_f(side)}" height="{_f(side)}" fill="none" stroke="{EFFECT}"><title>#{f["seq"]} '
+                       f'{e(f["tool"])}: replayed by the API, not applied again: operation {e(f["key"])}</title></rect>')
         if not f["applied"] or f["seq"] not in index:
             continue
         k = (f["tool"], f["key"])
@@ -419,6 +424,7 @@ def _side_effects(side_effects: Mapping[str, Mapping[str, Any]]) -> list[str]:
     if not side_effects:
         return []
     items = "; ".join(f"{e(t)}: {d['applied']} applied of {d['executions']} executions"
+                      f"{f', {n} replayed by the API' if (n := d.get('replayed')) else ''}"
                       f"{', duplicates: ' + e(', '.join(d['duplicates'])) if d['duplicates'] else ''}"
                       for t, d in side_effects.items())
     return [f"<p>Side effects (ledger): {items}</p>"]

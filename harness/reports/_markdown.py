@@ -129,6 +129,10 @@ def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
             counts = s["side_effects"][t]["keys"]
             parts.append(f"{code(t)}: " + ", ".join(f"{code(k)} applied {counts[k]} times" for k in keys))
         out += ["", "Duplicate side effects: " + "; ".join(parts)]
+    replays = {t: d["replayed"] for t, d in s["side_effects"].items() if d.get("replayed")}
+    if replays:  # not duplicates: the API answered them from their key, nothing happened again
+        out += ["", "Replayed by the API (not applied again): "
+                + "; ".join(f"{code(t)}: {n} time{'s' if n != 1 else ''}" for t, n in replays.items())]
     out.append("")
     if events:
         seq = first_break(s)

@@ -146,7 +146,7 @@ def test_report_json_scenarios_carry_the_evidence(report: dict[str, Any]) -> Non
     assert held["passed"] and held["violations"] == [] and held["actual"] == "held"
 
     pay = by["side_effects.lost_payment"]
-    assert pay["side_effects"] == {"charge_payment": {"executions": 2, "applied": 2, "unknown": 1,
+    assert pay["side_effects"] == {"charge_payment": {"executions": 2, "applied": 2, "replayed": 0, "unknown": 1,
                                                       "keys": {"op-1": 2}, "duplicates": ["op-1"]}}
     assert [(f["seq"], f["applied"], f["status"]) for f in pay["effects"]] == [(2, True, "unknown"), (4, True, "ok")]
     assert {i["name"]: i["actual"] for i in pay["invariants"]} == {"idempotent": "applied 2 times",
@@ -407,3 +407,23 @@ def test_the_certification_suite_reports_twice_the_same(tmp_path: Path) -> None:
     for s in data["scenarios"]:
         assert s["file"].startswith("toolchaos_scenarios/certification/") and s["file"].endswith(".chaos.yaml")
         assert re.fullmatch(r"[0-9a-f]{64}|sha256:[0-9a-f]{64}", s["content_hash"]), s["content_hash"]
+
+
+def test_a_replay_by_the_api_is_reported_apart_from_a_duplicate(tmp_path: Path) -> None:
+    from toolchaos import invariants as inv
+
+    lost = [{"call": 1, "outcome": {"timeout": {"after": 30, "applied": True}}}]
+    v = sup.verdict("side_effects.replayed", "A lost charge retried under its key", "side_effects", "critical",
+                    "builtin:guarded", [catalogue.get("charge_payment", faults=lost)],
+                    policies.stubborn("charge_payment", {"customer_id": "c1", "amount": 5.0}),
+                    [inv.idempotent(), inv.max_side_effects(1)])
+    v.violations = [inv.Violation("max_side_effects", "at most 0", "1 applied")]  # failing, so its section shows
+    entry, _ = scenario_entry(v)
+    assert entry["side_effects"]["charge_payment"]["replayed"] == 1
+    assert [(f["applied"], f["replayed"]) for f in entry["effects"]] == [(True, False), (False, True)]
+    assert {i["name"]: i["actual"] for i in entry["invariants"]}["idempotent"] == (
+        "at most 1 per key; 1 replayed by the API")
+    write_reports([v], {}, tmp_path, step_summary=False)
+    assert "Replayed by the API (not applied again): `charge_payment`: 1 time" in (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert 'class="ev ev-replay"' in html and "1 replayed by the API" in html
