@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 from toolchaos import AgentResult, tool_message
-from toolchaos.certification import suite
-from toolchaos.certification._suite import run_scenario
+from toolchaos.certification import run_scenario, suite
 from toolchaos.fake_tools import canonical
 
 Key = Callable[[str, dict[str, Any], int], str]

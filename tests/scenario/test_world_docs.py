@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from toolchaos.certification._run import run_scenario
-from toolchaos.scenario._loader import load_text
+from toolchaos.certification import run_scenario
+from toolchaos.scenario import load_text
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
 
