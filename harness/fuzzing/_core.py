@@ -158,6 +158,8 @@ class FuzzFailure:
             "tools": self.plan.as_data(),
             "policy": policy_data(self.policy),
         }
+        if t.world:
+            data["world"] = dict(t.world)
         if t.budgets is not None:
             data["budgets"] = {k: v for k, v in vars(t.budgets).items() if v is not None}
         data["expect"] = [invariant_data(i) for i in t.invariants]
@@ -243,6 +245,7 @@ class FuzzTarget:
     run_seed: int = 0
     vary_seed: bool = False
     name: str = "fuzz"
+    world: Mapping[str, Any] = field(default_factory=dict)  # the collections every case starts from
     agent_fn: Callable[..., Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -280,14 +283,14 @@ class FuzzTarget:
             pol = repr(policy) if not callable(policy) else getattr(policy, "__qualname__", repr(type(policy)))
         parts = (self.agent_ref, tools, pol, self.task, self.vary, self.kinds, self.max_calls, self.default_kinds,
                  self.max_faults, self.policy_kinds, self.budgets, [repr(i) for i in self.invariants],
-                 self.run_seed, self.vary_seed)
+                 self.run_seed, self.vary_seed, *([repr(self.world)] if self.world else []))
         return hashlib.sha256(repr(parts).encode()).digest()[:16]
 
     def run_case(self, plan: FaultPlan, policy: Any, seed: int) -> tuple[RunResult, list[inv.Violation]]:
         if isinstance(policy, Fresh):
             policy = policy.build()
         result = run(self.agent_fn, task=self.task, tools=plan, policy=policy, seed=seed, budgets=self.budgets,
-                     ceiling=self.ceiling, name=self.name)
+                     ceiling=self.ceiling, name=self.name, world=self.world)
         return result, inv.check_all(result, self.invariants)
 
 
@@ -578,7 +581,7 @@ def scenario_target(scenario: Any, spec: FuzzSpec | None = None, *, agent: Any =
     policy: Any = "vary" if spec.policy == "vary" else Fresh(scenario.policy, _plain(raw))
     return FuzzTarget(agent, list(scenario.tools), policy, scenario.task, spec.vary, spec.kinds, spec.max_calls,
                       spec.default_kinds, spec.max_faults, spec.policy_kinds, scenario.budgets, scenario.ceiling,
-                      invariants, spec.bound, scenario.seed, spec.vary_seed, f"{scenario.name}~fuzz")
+                      invariants, spec.bound, scenario.seed, spec.vary_seed, f"{scenario.name}~fuzz", scenario.world)
 
 
 class Fresh:

@@ -351,3 +351,38 @@ def test_fuzzing_a_scenario_uses_its_tools_task_policy_and_seed() -> None:
     assert guarded.ok, guarded.message()
     both = fuzz_scenario(scenario, {"examples": 50, "check": "both"}, database=None, seed=4)
     assert both.failure("terminal_state") is not None  # the scenario's own expect does not hold under any schedule
+
+
+WORLD_SCENARIO = """
+id: fuzz-world
+title: a record written twice
+category: side_effects
+task: Mark rec_1 as paid.
+world:
+  records:
+    rec_1: {record_id: rec_1, data: {status: draft}}
+tools:
+  write_record: {idempotency: ignored}
+  read_record: {}
+policy:
+  scripted:
+    - {call: read_record, args: {record_id: rec_1}}
+    - {call: write_record, args: {record_id: rec_1, data: {status: paid}}}
+    - {call: write_record, args: {record_id: rec_1, data: {status: paid}}}
+    - {final: Paid.}
+expect:
+  - world_state: {collection: records, where: {record_id: rec_1}, holds: {data: {status: paid}}}
+"""
+
+
+def test_a_fuzzed_scenario_starts_every_case_from_its_world_and_its_regression_keeps_it() -> None:
+    (scenario,) = _scenario_module().load_text(WORLD_SCENARIO)
+    report = fuzz_scenario(scenario, {"vary": ["read_record"], "examples": 20, "check": "both"},
+                           agent="builtin:naive", database=None, seed=1)
+    failure = report.failure("idempotent")
+    assert failure is not None and failure.result.world.records("records")[0]["data"] == {"status": "paid"}
+    data = yaml.safe_load(failure.yaml)
+    assert data["world"] == {"records": {"rec_1": {"record_id": "rec_1", "data": {"status": "draft"}}}}
+    assert data["tools"]["write_record"]["idempotency"] == "ignored"
+    (again,) = _scenario_module().load_text(failure.yaml)
+    assert again.world == data["world"]
