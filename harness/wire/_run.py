@@ -34,7 +34,7 @@ from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling, session_real_seconds
 from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, UnmatchedRequest
-from toolchaos.fake_tools import FakeTool
+from toolchaos.fake_tools import FakeTool, World
 from toolchaos.wire._apifaults import ApiFaults
 from toolchaos.wire._httptools import HttpTool
 from toolchaos.wire._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, Request, Wire
@@ -174,13 +174,14 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
         http_tools: Iterable[HttpTool] = (), api_faults: Any = None, seed: int = 0,
         budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
         store: dict[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
-        set_api_keys: bool = True) -> WireRunResult:
+        set_api_keys: bool = True, world: World | Mapping[str, Any] | None = None) -> WireRunResult:
     """Run an SDK agent once: the policy answers its model requests over HTTP (see the module docstring).
 
     ``agent``: ``agent(task)`` or ``agent(task, env)``, sync or async, returning the answer
     (a string), an ``AgentResult`` or a mapping with ``state``/``answer``/``report``.
     ``apis``: the model APIs the run serves (``"openai"``, ``"anthropic"``); a request to
-    anything else fails the run naming the URL.
+    anything else fails the run naming the URL. ``world``: the state behind the tools, as for
+    ``toolchaos.run``.
     """
     agent_fn = resolve_agent(agent)
     tools = list(tools)
@@ -236,7 +237,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     if (ceiling is None or ceiling.real_seconds is None) and session_real_seconds() is None:
         ceiling = replace(ceiling or Ceiling(), real_seconds=SDK_REAL_SECONDS)
     res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
-                     ceiling=ceiling, store=store, name=name, artifacts=artifacts)
+                     ceiling=ceiling, store=store, name=name, artifacts=artifacts, world=world)
     wire = holder.get("wire")
     base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
     return WireRunResult(**base, requests=list(wire.requests) if wire else [],
