@@ -110,17 +110,24 @@ class FakeTool:
     _required: tuple[str, ...] = field(default=(), repr=False, compare=False)
     _closed: bool = field(default=False, repr=False, compare=False)
     _defaults: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    # One outcome per argument set can be remembered: the tool neither reads the world nor creates records.
+    # Derived once (the per-call path reads them): each applied call creates a new record (so its
+    # result carries a fresh id); the API remembers keys; one outcome per argument set can be
+    # remembered (the tool neither reads the world nor creates records); an applied effect
+    # concerns the world (it writes a collection, or the API remembers its key).
+    creates: bool = field(default=False, init=False, repr=False, compare=False)
+    honours_keys: bool = field(default=False, init=False, repr=False, compare=False)
     _cacheable: bool = field(default=True, init=False, repr=False, compare=False)
-    # An applied effect concerns the world: it writes a collection, or the API remembers its key.
     _worldly: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.reads is None and any(type(f) is Stale for f in _faults_in(self.schedule)):
             raise DefinitionError(self.name, "faults", "a stale read needs a tool that reads the world (reads:)")
-        object.__setattr__(self, "_cacheable", self.reads is None and not self.creates)
-        object.__setattr__(self, "_worldly", self.writes is not None or (
-            self.idempotency_key is not None and self.idempotency == HONOURED))
+        w = self.writes
+        set_ = object.__setattr__
+        set_(self, "creates", w is not None and w.key is None and not w.delete)
+        set_(self, "honours_keys", self.idempotency_key is not None and self.idempotency == HONOURED)
+        set_(self, "_cacheable", self.reads is None and not self.creates)
+        set_(self, "_worldly", w is not None or self.honours_keys)
 
     def spec(self) -> dict[str, Any]:
         """The tool as a model API declares it (OpenAI function-tool shape).
@@ -133,11 +140,6 @@ class FakeTool:
                 "x-idempotency": self.idempotency if self.idempotency_key else None,
                 "x-writes": self.writes.spec() if self.writes else None,
                 "x-reads": self.reads.spec() if self.reads else None}
-
-    @property
-    def creates(self) -> bool:
-        """Each applied call creates a new record (so its result carries a fresh id)."""
-        return self.writes is not None and self.writes.key is None and not self.writes.delete
 
     def with_faults(self, faults: Any = None, default: Any = None, delivery: str | None = None) -> FakeTool:
         """A copy with another fault schedule (and optionally another delivery).
@@ -240,7 +242,7 @@ class FakeTool:
 
             call = CallInfo(self.name, args, n, key, now, scratch, lambda: read(0).data, read)
         else:
-            nth = world.applications.get((self.name, key), 0) + 1 if self.creates else 1
+            nth = world.nth(self, key)
             call = CallInfo(self.name, args, n, key, now, scratch,
                             lambda: self._make_payload(args, key, state, seed, nth))
         return sched.pick(call, seed).resolve(call), n
@@ -424,18 +426,13 @@ class ToolSet:
         if tool.side_effect:
             replayed = False
             if outcome.applied and tool._worldly:
-                outcome, replayed = self._apply(tool, args, norm, fp, text, outcome, now, state)
+                # the result the API keeps: the response's, or what a lost response would have carried
+                data = outcome.data if outcome.kind == "ok" else tool._make_payload(
+                    args, text, state, self.seed, self.world.nth(tool, text))
+                outcome, replayed = self.world.apply(tool, args, norm, fp, text, outcome, now, data)
             count = self.ledger.record(name, tool.operation_key(args, fp), outcome.applied, outcome.status, seq,
                                        replayed)
         return tool, outcome, norm, fp, count, call_no
-
-    def _apply(self, tool: FakeTool, args: Mapping[str, Any], norm: dict[str, Any], fp: str, text: str,
-               outcome: Outcome, now: float, state: ToolState) -> tuple[Outcome, bool]:
-        """The world's side of an effect that would apply: replayed for a known key, else written."""
-        world = self.world
-        nth = world.applications.get((tool.name, text), 0) + 1 if tool.creates else 1
-        return world.apply(tool, args, norm, fp, text, outcome, now,
-                           lambda: tool._make_payload(args, text, state, self.seed, nth))
 
     def _facts(self, tool: FakeTool, args: Mapping[str, Any]) -> tuple[dict[str, Any], str, str, Outcome | None]:
         """(normalised args, canonical JSON, fingerprint, validation failure) of one call.

@@ -19,7 +19,7 @@ a retry after a lost response applies again).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, Protocol
 
@@ -131,6 +131,8 @@ class Effecting(Protocol):
     def writes(self) -> Writes | None: ...
     @property
     def creates(self) -> bool: ...
+    @property
+    def honours_keys(self) -> bool: ...
 
 
 class _Key(NamedTuple):
@@ -140,38 +142,49 @@ class _Key(NamedTuple):
 
 
 class Collection:
-    """Records by key, in the order they were first written, and the log of every write."""
+    """Records by key, in the order they were first written, and the log of every write.
 
-    __slots__ = ("initial", "log", "numbered", "rows")
+    A write only appends to the log (the per-call path stays one append); ``rows`` applies
+    what the log gained since it was last read, so a record is built when someone reads it.
+    """
+
+    __slots__ = ("_applied", "_rows", "initial", "log", "numbered")
 
     def __init__(self, initial: Mapping[str, Any] | None = None) -> None:
         self.initial: dict[str, Any] = dict(initial or {})
-        self.rows: dict[str, Any] = dict(self.initial)
-        self.log: list[tuple[str, Any]] = []  # (key, record, or None for a deletion)
+        self.log: list[tuple[str, Any, Any]] = []  # (key, arguments, result); no arguments: a deletion
         self.numbered = len(self.initial)  # keyless writes number their records after the initial ones
+        self._rows: dict[str, Any] = dict(self.initial)
+        self._applied = 0  # log entries already in _rows
 
-    def put(self, key: str, record: Any) -> None:
-        if record is None:
-            self.rows.pop(key, None)
-        else:
-            self.rows[key] = record
-        self.log.append((key, record))
+    @property
+    def rows(self) -> dict[str, Any]:
+        """The records now, by key."""
+        if self._applied < len(self.log):
+            end = len(self.log)
+            _replay_log(self._rows, self.log[self._applied:end])
+            self._applied = end
+        return self._rows
 
     def view(self, behind: int = 0) -> dict[str, Any]:
         """The records as they were ``behind`` writes ago (0: now)."""
         if behind <= 0 or not self.log:
             return self.rows
         rows = dict(self.initial)
-        for key, record in self.log[: max(0, len(self.log) - behind)]:
-            if record is None:
-                rows.pop(key, None)
-            else:
-                rows[key] = record
+        _replay_log(rows, self.log[: max(0, len(self.log) - behind)])
         return rows
 
     def created(self) -> list[Any]:
         """Records that calls created (not there at the start), as they are now."""
         return [r for k, r in self.rows.items() if k not in self.initial]
+
+
+def _replay_log(rows: dict[str, Any], writes: list[tuple[str, Any, Any]]) -> None:
+    for key, norm, data in writes:
+        if norm is None:
+            rows.pop(key, None)
+        else:  # a record is the call's arguments and the result the API kept
+            rows[key] = {**norm, **data} if isinstance(data, dict) else dict(norm)
 
 
 class World:
@@ -213,41 +226,48 @@ class World:
 
     # -- a side effect applying ----------------------------------------------------------
 
+    def nth(self, tool: Effecting, text: str) -> int:
+        """Which record a creating call with these arguments (``text``) would make: 1 for the first."""
+        return self.applications.get((tool.name, text), 0) + 1 if tool.creates else 1
+
     def apply(self, tool: Effecting, args: Mapping[str, Any], norm: Mapping[str, Any], fp: str, text: str,
-              outcome: Outcome, now: float, payload: Callable[[], Any]) -> tuple[Outcome, bool]:
+              outcome: Outcome, now: float, data: Any) -> tuple[Outcome, bool]:
         """(the outcome to deliver, replayed) for an execution whose effect would apply.
 
-        ``payload``: the tool's own result for these arguments, which the API stores and a
-        lost response never delivered.
+        ``data``: the result the API keeps for it (a lost response's too): what a replay
+        answers, and what a written record holds besides the arguments.
         """
-        key = args.get(tool.idempotency_key) if tool.idempotency_key and tool.idempotency == HONOURED else None
+        arg = tool.idempotency_key
+        key = args.get(arg) if arg is not None and tool.honours_keys else None
+        if key is None:  # nothing the API remembers: the effect applies
+            if tool.writes is not None:
+                self._write(tool, text, norm, data)
+            return outcome, False
         at = now + self.offset
         with self._lock:  # two workers with one key: the second must see the first's key
-            if key is not None:
-                known = self.keys.get((tool.name, str(key)))
-                if known is not None and at - known.at < tool.idempotency_ttl:
-                    if known.fp != fp:
-                        return _reused(tool, str(key)), False
-                    return _replay(outcome, known.data), True
-            data = outcome.data if outcome.kind == "ok" else payload()
-            if key is not None and (outcome.cls is OutcomeClass.SUCCESS or tool.honoured_after_applied):
+            known = self.keys.get((tool.name, str(key)))
+            if known is not None and at - known.at < tool.idempotency_ttl:
+                if known.fp != fp:
+                    return _reused(tool, str(key)), False
+                return _replay(outcome, known.data), True
+            if outcome.cls is OutcomeClass.SUCCESS or tool.honoured_after_applied:
                 self.keys[(tool.name, str(key))] = _Key(fp, data, at)
-            if tool.creates:
-                ident = (tool.name, text)
-                self.applications[ident] = self.applications.get(ident, 0) + 1
-            if tool.writes is not None:
-                self._write(tool.writes, norm, data)
+        if tool.writes is not None:
+            self._write(tool, text, norm, data)
         return outcome, False
 
-    def _write(self, w: Writes, norm: Mapping[str, Any], data: Any) -> None:
-        coll = self.collection(w.collection)
-        if w.key is None:
+    def _write(self, tool: Effecting, text: str, norm: Mapping[str, Any], data: Any) -> None:
+        w = tool.writes
+        assert w is not None
+        coll = self.collections.get(w.collection) or self.collection(w.collection)
+        if w.key is not None:
+            coll.log.append((str(norm.get(w.key)), None if w.delete else norm, data))
+            return
+        with self._lock:  # a new record: its number, and how many this call made, must not race
             coll.numbered += 1
-            key = f"{w.collection}#{coll.numbered}"
-        else:
-            key = str(norm.get(w.key))
-        record = None if w.delete else {**norm, **data} if isinstance(data, Mapping) else dict(norm)
-        coll.put(key, record)
+            ident = (tool.name, text)
+            self.applications[ident] = self.applications.get(ident, 0) + 1
+            coll.log.append((f"{w.collection}#{coll.numbered}", norm, data))
 
     # -- a read --------------------------------------------------------------------------
 
