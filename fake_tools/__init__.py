@@ -8,6 +8,7 @@ Works on its own, without the harness or pytest::
     tools = ToolSet([pay], seed=1)
     tools.call("charge_payment", customer_id="c1", amount=12.5)   # -> error payload
     tools.ledger.applied("charge_payment")                         # -> 1: it did happen
+    tools.world.records("charges")                                 # -> the charge, for a lookup to find
 """
 
 from toolchaos.errors import (
@@ -20,7 +21,7 @@ from toolchaos.errors import (
     ToolTimeout,
     UnknownTool,
 )
-from toolchaos.fake_tools import catalogue, faults, registry
+from toolchaos.fake_tools import catalogue, faults, registry, retry
 from toolchaos.fake_tools._fingerprint import canonical, digest, fingerprint, normalise
 from toolchaos.fake_tools._ledger import Effect, EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
@@ -32,5 +33,6 @@ __all__ = [
     "RULE_KEYS", "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
     "OutcomeClass", "Reads", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",
     "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "World", "Writes", "canonical",
-    "catalogue", "digest", "fake_tool", "faults", "fingerprint", "normalise", "registry", "rule", "schedule",
+    "catalogue", "digest", "fake_tool", "faults", "fingerprint", "normalise", "registry", "retry", "rule",
+    "schedule",
 ]

@@ -20,13 +20,17 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.fake_tools": [
         "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
-        "OutcomeClass", "RULE_KEYS", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument",
-        "ToolNotFound", "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "canonical",
-        "catalogue", "digest", "fake_tool", "faults", "fingerprint", "normalise", "registry", "rule", "schedule",
+        "OutcomeClass", "RULE_KEYS", "Reads", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument",
+        "ToolNotFound", "ToolPermissionDenied", "ToolSet", "ToolState", "ToolTimeout", "UnknownTool", "World",
+        "Writes", "canonical", "catalogue", "digest", "fake_tool", "faults", "fingerprint", "normalise", "registry",
+        "retry", "rule", "schedule",
     ],
     "toolchaos.fake_tools.faults": [
         "CallInfo", "FAULTS", "Fault", "as_fault", "contradictory", "empty", "fatal", "malformed", "ok", "oversized",
-        "paginated", "pending", "slow", "timeout", "transient",
+        "paginated", "pending", "slow", "stale", "timeout", "transient",
+    ],
+    "toolchaos.fake_tools.retry": [
+        "ANTHROPIC", "EPOCH", "FORMS", "OPENAI", "SECONDS", "duration", "headers", "wait",
     ],
     "toolchaos.fake_tools.catalogue": [
         "NAMES", "describe", "get",
@@ -34,7 +38,7 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.invariants": [
         "FinishedRun", "INVARIANTS", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
         "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
-        "retry_after_honoured", "stop_report", "terminal_state", "terminated",
+        "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
     ],
     "toolchaos.policies": [
         "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "explore",
