@@ -220,10 +220,6 @@ class World:
         found = self.collections.get(name)
         return list(found.rows.values()) if found is not None else []
 
-    def snapshot(self) -> dict[str, list[Any]]:
-        """Every collection's records (for a report or a failure message)."""
-        return {name: list(c.rows.values()) for name, c in sorted(self.collections.items())}
-
     # -- a side effect applying ----------------------------------------------------------
 
     def nth(self, tool: Effecting, text: str) -> int:

@@ -125,3 +125,33 @@ def test_the_over_eager_guard_kills_legit_polling():
             tools=[catalogue.get("get_job_status", faults=faults.pending(polls=3))],
             policy=policies.poll_until("get_job_status", {"job_id": "j1"}))
     assert r.violations(inv.completed())
+
+
+LOST = [{"call": 1, "outcome": {"timeout": {"after": 30, "applied": True}}}]
+
+
+def test_guarded_looks_a_lost_email_up_in_the_list_of_sent_ones() -> None:
+    mail = {"to": "ana@example.com", "subject": "s", "body": "b"}
+    r = run("builtin:guarded", task="t", tools=[catalogue.get("send_email", LOST, idempotency="ignored"),
+                                                catalogue.get("list_sent_emails")],
+            policy=policies.stubborn("send_email", mail))
+    assert r.terminal_state == "COMPLETED" and r.ledger.applied("send_email") == 1
+    assert [e["tool"] for e in r.trace.tool_events] == ["send_email", "list_sent_emails"]
+
+
+@pytest.mark.parametrize(("api", "state", "charges"), [("ignored", "NEEDS_HUMAN", 1), ("honoured", "COMPLETED", 1)])
+def test_a_lookup_that_gives_no_answer_is_no_answer(api: str, state: str, charges: int) -> None:
+    """The lookup times out too: it cannot tell, so only a key the API honours makes a retry safe."""
+    r = run("builtin:guarded", task="t", tools=[catalogue.get("charge_payment", LOST, idempotency=api),
+                                                catalogue.get("get_charge", faults="timeout")],
+            policy=policies.stubborn("charge_payment", {"customer_id": "c1", "amount": 5.0}))
+    assert r.terminal_state == state and r.ledger.applied("charge_payment") == charges
+
+
+def test_a_charge_the_lookup_does_not_find_is_retried_under_the_same_key() -> None:
+    lost_before_it_applied = [{"call": 1, "outcome": {"timeout": {"after": 30}}}]
+    r = run("builtin:guarded", task="t", tools=[catalogue.get("charge_payment", lost_before_it_applied,
+                                                              idempotency="ignored"), catalogue.get("get_charge")],
+            policy=policies.stubborn("charge_payment", {"customer_id": "c1", "amount": 5.0}))
+    assert r.terminal_state == "COMPLETED" and r.ledger.applied("charge_payment") == 1
+    assert [e["tool"] for e in r.trace.tool_events] == ["charge_payment", "get_charge", "charge_payment"]

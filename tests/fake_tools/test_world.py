@@ -190,3 +190,22 @@ def test_a_stale_read_needs_a_read_tool():
     assert err.value.field == "faults"
     with pytest.raises(DefinitionError, match="behind"):
         catalogue.get("read_record", faults={"stale": 0})
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"side_effect": True, "writes": {"collection": "orders", "key": "id", "delete": "yes"}}, "writes.delete"),
+    ({"reads": {"collection": "orders", "by": "id", "many": 1}}, "reads.many"),
+    ({"reads": "orders"}, "reads"),
+    ({"side_effect": True, "writes": {"collection": ""}}, "writes.collection"),
+])
+def test_more_bad_world_definitions(kwargs, field):
+    with pytest.raises(DefinitionError) as err:
+        fake_tool("orders", parameters=P, **kwargs)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize(("start", "field"), [({"orders": "o1"}, "orders"), ({"orders": ["o1"]}, "orders.orders#1")])
+def test_a_world_starts_from_records_only(start, field):
+    with pytest.raises(DefinitionError) as err:
+        World(start)
+    assert err.value.field == field

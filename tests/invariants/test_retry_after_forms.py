@@ -103,3 +103,20 @@ def test_the_model_api_sends_every_form(form: str, honour: bool) -> None:
     (api,) = result.trace.of_kind("api")
     assert api["retry_after"] == WAIT and [r.status for r in result.requests] == [429, 200]
     assert (broke(result) == []) is honour
+
+
+def test_a_form_is_checked_where_it_is_written() -> None:
+    from toolchaos.errors import DefinitionError
+    from toolchaos.wire import ApiFaultError, as_api_fault
+
+    with pytest.raises(DefinitionError, match=r"outcome.retry_form.: expected one of seconds, http_date"):
+        catalogue.get("fetch_invoice", faults={"transient": {"code": 429, "retry_after": 5, "retry_form": "minutes"}})
+    with pytest.raises(DefinitionError, match="ms writes a wait: give retry_after too"):
+        catalogue.get("fetch_invoice", faults={"transient": {"code": 429, "retry_form": "ms"}})
+    with pytest.raises(ApiFaultError, match="retry_form: expected one of"):
+        as_api_fault({"rate_limited": {"retry_after": 5, "retry_form": "minutes"}})
+    with pytest.raises(ApiFaultError, match="writes a wait"):
+        as_api_fault({"503": {"retry_form": "http_date"}})
+    fault = as_api_fault({"529": {"retry_after": 5, "retry_form": "anthropic-ratelimit-requests-reset"}})
+    assert fault.describe() == "overloaded(retry_after=5, retry_form=anthropic-ratelimit-requests-reset)"
+    assert as_api_fault(fault.to_data()) == fault
