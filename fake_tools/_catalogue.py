@@ -105,7 +105,7 @@ def _charge(args: Mapping[str, Any], rng: random.Random) -> Any:
 
 
 def _write(args: Mapping[str, Any], rng: random.Random) -> Any:
-    return {"record_id": args.get("record_id"), "status": "written"}
+    return {"record_id": args.get("record_id"), "version": rng.randrange(2, 50), "status": "written"}
 
 
 def _delete(args: Mapping[str, Any], rng: random.Random) -> Any:

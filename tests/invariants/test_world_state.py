@@ -42,7 +42,7 @@ def test_it_fires_on_a_count_a_new_record_or_a_value_the_world_does_not_have() -
                                                                    "3")]
     wrong = broken(twice, inv.world_state("records", holds={"data": {"status": "paid", "owner": "ana"}}))
     assert wrong == [("world_state.holds", 'records in records holding {"data":{"owner":"ana","status":"paid"}}',
-                      '{"data":{"status":"paid"},"record_id":"r1","status":"written"}')]
+                      '{"data":{"status":"paid"},"record_id":"r1","status":"written","version":40}')]
     assert broken(twice, inv.world_state("charges", holds={"amount": 1}))[0][2] == "no such record"
 
 
