@@ -19,10 +19,20 @@ def python_blocks() -> list[str]:
 def test_readme_has_the_two_commands() -> None:
     text = README.read_text(encoding="utf-8")
     bash = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    assert any("pytest --chaos --chaos-certify" in b for b in bash)
+    assert any(b.strip().endswith("&& toolchaos certify --agent builtin:guarded") for b in bash)
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     tests_cmd = next(b.strip() for b in bash if "'.[dev" in b)
     assert tests_cmd.split("&& ", 2)[-1] in ci  # CI runs the README's test command (after the venv)
+
+
+def test_the_main_job_certifies_the_reference_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    """README command 1, after the install: the bundled suite against builtin:guarded, and its verdict line."""
+    from toolchaos.cli import main
+
+    assert main(["certify", "--agent", "builtin:guarded"]) == 0
+    lines = capsys.readouterr().err.strip().splitlines()  # the verdict goes to stderr, the scenarios to stdout
+    assert lines[-1] == "CERTIFIED: level reached all, required all"
+    assert re.fullmatch(r"builtin:guarded: (\d+)/\1 scenarios passed", lines[-2])
 
 
 def test_quickstart_passes_against_the_documented_agent(pytester: pytest.Pytester) -> None:
