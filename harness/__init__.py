@@ -20,7 +20,7 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Decision, ModelTurn, ToolCall, Usage, tool_message
 from toolchaos._internal.store import SqliteLedger, SqliteStore
 from toolchaos._internal.trace import Trace
-from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, AgentResult
+from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, REPORT_SYNONYMS, TERMINAL_STATES, AgentResult
 from toolchaos._internal.version import VERSION as __version__
 from toolchaos._session import Chaos
 from toolchaos.errors import (
@@ -49,9 +49,9 @@ def __getattr__(name: str) -> Any:
     return getattr(mod, "load_file" if name == "load_scenarios" else name)
 
 __all__ = [
-    "HARNESS_STATES", "REPORT_FIELDS", "TERMINAL_STATES", "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision",
-    "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "LeftoverStopped", "ModelClient", "ModelTurn",
-    "NetworkBlocked", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger", "SqliteStore", "ToolCall", "Toolbox",
-    "Trace", "Usage", "WatchdogExpired", "__version__", "certify", "invariants", "load_scenarios", "policies",
-    "resolve_agent", "run", "run_scenario", "tool_message",
+    "HARNESS_STATES", "REPORT_FIELDS", "REPORT_SYNONYMS", "TERMINAL_STATES", "AgentResult", "Budgets", "Ceiling",
+    "Chaos", "Decision", "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "LeftoverStopped",
+    "ModelClient", "ModelTurn", "NetworkBlocked", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger",
+    "SqliteStore", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify", "invariants",
+    "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
 ]

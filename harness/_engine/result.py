@@ -7,6 +7,7 @@ from typing import Any
 
 from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
+from toolchaos._internal.types import report_value
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
 from toolchaos.invariants._builtin import check_all, raise_for
 
@@ -55,7 +56,8 @@ class RunResult:
 
     @property
     def guard(self) -> str | None:
-        return (self.stop_report or {}).get("guard")
+        guard = report_value(self.stop_report, "guard")
+        return None if guard is None else str(guard)
 
     def violations(self, *invariants: Any) -> list[Any]:
         return check_all(self, invariants)

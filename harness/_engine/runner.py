@@ -29,7 +29,7 @@ from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import end_event
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.trace import Trace
-from toolchaos._internal.types import AgentResult
+from toolchaos._internal.types import AgentResult, report_value
 from toolchaos.errors import HardCeiling, NetworkBlocked, PolicyCrashed, WatchdogExpired
 from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
 from toolchaos.policies._builtin import as_policy
@@ -191,9 +191,9 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
         r.events.sort(key=_SEQ)  # concurrent workers append out of order
     r.flush_pending()
     result, error = ending.result, ending.error
-    report = result.report or {}
-    r.events.append(end_event(r.run_id, next(r.seq), r.step, r.clock.t, result.state, report.get("guard"),
-                              report.get("reason"), ending.harness_stop,
+    report = result.report
+    r.events.append(end_event(r.run_id, next(r.seq), r.step, r.clock.t, result.state, report_value(report, "guard"),
+                              report_value(report, "reason"), ending.harness_stop,
                               error.strip().splitlines()[-1] if error else None))
     toolset = r.toolset
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),

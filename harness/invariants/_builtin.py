@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent, ToolEvent
 from toolchaos._internal.trace import Trace
-from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES
+from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, report_has
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
 from toolchaos.fake_tools import EffectLedger, World, canonical
 from toolchaos.fake_tools.registry import Check, Registry
@@ -336,7 +336,11 @@ _STOP_FIELDS = ("guard", "reason", "completed", "resume_condition")
 
 
 class StopReport(Invariant):
-    """A run that did not complete gives a stop report with the required fields."""
+    """A run that did not complete gives a stop report with the required fields.
+
+    A field counts under its own name or a synonym (``toolchaos.REPORT_SYNONYMS``: the
+    LoopGuard design's ``guard_reason``, ``last_safe_checkpoint``, ``terminal_state``).
+    """
 
     name = "stop_report"
 
@@ -358,8 +362,7 @@ class StopReport(Invariant):
         report = result.stop_report
         if not report:
             return [Violation(self.name, f"a stop report with {', '.join(self.fields)}", "no stop report", *where)]
-        missing = [f for f in self.fields
-                   if ((f not in report) if f == "completed" else (report.get(f) in (None, "")))]
+        missing = [f for f in self.fields if not report_has(report, f)]  # any spelling of the field
         if missing:
             return [Violation(self.name, f"a stop report with {', '.join(self.fields)}",
                               f"missing {', '.join(missing)}", *where)]

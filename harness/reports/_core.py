@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
+from toolchaos._internal.types import report_value
 from toolchaos.invariants import _builtin as I
 from toolchaos.reports._levels import (
     LEVEL_ORDER,
@@ -128,7 +129,6 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
     events = [dict(e) for e in r.trace.events]
     executions = {name: 0 for name in sorted(r.tools)}
     executions.update(r.executions)
-    report = r.stop_report or {}
     entry: dict[str, Any] = {
         "id": v.id,
         "title": v.title,
@@ -140,8 +140,8 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "task": r.task,
         "seed": r.seed,
         "terminal_state": r.terminal_state,
-        "guard": report.get("guard"),
-        "reason": report.get("reason"),
+        "guard": report_value(r.stop_report, "guard"),
+        "reason": report_value(r.stop_report, "reason"),
         "harness_stop": r.harness_stop,
         "error": r.error.strip().splitlines()[-1] if r.error else None,
         "answer": r.answer,

@@ -23,7 +23,6 @@ from toolchaos.certification import certify, suite
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "independent-runtimes.md"
 
-KEYS = "the design's StopReport keys (guard_reason, last_safe_checkpoint) are not read as guard/reason"
 BOUND = "one read-only execution more than builtin:guarded, the bound's exact count"
 FALSE_COMPLETED = "the model gave up after the block and the plain loop reported COMPLETED"
 NO_BUDGETS = "the design watches no budget but its 40-turn cap"
@@ -47,31 +46,21 @@ def _no_key_charges() -> Verdicts:
 
 EXPECTED: dict[str, Verdicts] = {
     "loopguard": {
-        "budget-pending-never-finishes": (("stop_report",), "b", KEYS),
-        "budget-steps": (("bounded.turns", "stop_report"), "b",
-                         "the design counts a step per tool call; max_steps counts model turns (undocumented); "
-                         + KEYS),
+        "budget-steps": (("bounded.turns",), "b",
+                         "the design counts a step per tool call; max_steps counts model turns (undocumented)"),
         "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a",
                                           "no token budget: 16845 tokens against 4000"),
-        "budget-wall-clock": (("stop_report",), "b", KEYS),
-        "err-invalid-argument": (("stop_report",), "b", KEYS),
-        "err-not-found-poll": (("stop_report",), "b", KEYS),
-        "err-permission-denied": (("stop_report",), "b", KEYS),
         "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
                                      "its 60 s wall-clock budget is shorter than the job (4 polls at 30 s)"),
-        "loop-abab-contradictory": (("bounded.executions", "stop_report"), "b", BOUND),
-        "loop-almost-two-of-three": (("bounded.executions", "stop_report"), "b", BOUND),
-        "loop-argument-jitter": (("bounded.executions", "stop_report"), "b", BOUND),
-        "loop-empty-result": (("bounded.executions", "stop_report"), "b", BOUND),
-        "loop-exact-repeat-timeout": (("stop_report",), "b", KEYS),
-        "loop-ignores-refusals": (("stop_report",), "b", KEYS),
-        "loop-malformed-result": (("bounded.executions", "stop_report"), "b", BOUND),
-        "loop-no-progress-exploration": (("stop_report",), "b", KEYS),
-        "loop-oversized-refetch": (("bounded.executions", "bounded.tokens", "stop_report"), "b", BOUND),
-        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns", "stop_report"), "b",
+        "loop-abab-contradictory": (("bounded.executions",), "b", BOUND),
+        "loop-almost-two-of-three": (("bounded.executions",), "b", BOUND),
+        "loop-argument-jitter": (("bounded.executions",), "b", BOUND),
+        "loop-empty-result": (("bounded.executions",), "b", BOUND),
+        "loop-malformed-result": (("bounded.executions",), "b", BOUND),
+        "loop-oversized-refetch": (("bounded.executions", "bounded.tokens"), "b", BOUND),
+        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "b",
                                       "the bound needs the paraphrase templates folded into one loop key"),
-        "loop-search-read-cycle": (("bounded.executions", "stop_report"), "b", BOUND),
-        "resume-redo-only-unfinished": (("stop_report",), "b", KEYS),
+        "loop-search-read-cycle": (("bounded.executions",), "b", BOUND),
         **{sc: (("completed", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
                 "read only a retry_after number; the wait came as another header: retried at once")
            for sc in RESET_FORMS},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from toolchaos import AgentResult, InvariantViolation, policies, run, tool_message
+from toolchaos import REPORT_FIELDS, REPORT_SYNONYMS, AgentResult, InvariantViolation, policies, run, tool_message
 from toolchaos import invariants as inv
 from toolchaos.fake_tools import catalogue, faults
 
@@ -94,6 +94,40 @@ def test_stop_report_fires_without_a_report_and_holds_with_one():
     assert names(stubborn_timeout("builtin:naive"), inv.stop_report()) == ["stop_report"]
     assert names(stubborn_timeout("builtin:guarded"), inv.stop_report()) == []
 
+
+
+def reporter(report):
+    """An agent that asks the model once and stops with ``report``."""
+    def agent(task, model, tools):
+        model.complete([{"role": "user", "content": task}])
+        return AgentResult("NEEDS_HUMAN", None, report)
+    return agent
+
+
+def test_stop_report_reads_the_loopguard_designs_spellings():
+    design = {"terminal_state": "NEEDS_HUMAN", "guard_reason": "fatal.permission_denied: delete_record failed",
+              "completed": [], "last_safe_checkpoint": {"step": 1}, "unmet_precondition": "delete allowed",
+              "resume_condition": "a human grants access", "next_allowed_action": "hand over to a human"}
+    r = go(reporter(design), [catalogue.get("search")], policies.stubborn("search", {"query": "q"}))
+    every = inv.stop_report(fields=REPORT_FIELDS)
+    assert r.violations(inv.stop_report(), every) == []
+    end = r.trace.of_kind("end")[-1]
+    assert end["guard"] == end["reason"] == design["guard_reason"] == r.guard
+
+
+def test_stop_report_prefers_the_own_spelling_and_a_blank_synonym_is_missing():
+    r = go(reporter({"guard": "g", "guard_reason": "g2: why", "reason": "", "completed": [],
+                     "resume_condition": "r", "last_safe_checkpoint": ""}),
+           [catalogue.get("search")], policies.stubborn("search", {"query": "q"}))
+    end = r.trace.of_kind("end")[-1]
+    assert (end["guard"], end["reason"]) == ("g", "g2: why")
+    (v,) = r.violations(inv.stop_report(fields=["guard", "reason", "completed", "last_checkpoint"]))
+    assert v.actual == "missing last_checkpoint"
+
+
+def test_report_synonyms_name_known_fields_only():
+    assert set(REPORT_SYNONYMS) <= set(REPORT_FIELDS)
+    assert not set(REPORT_FIELDS) & {s for spellings in REPORT_SYNONYMS.values() for s in spellings}
 
 # -- refusals ----------------------------------------------------------------------------
 
