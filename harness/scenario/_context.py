@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolchaos.errors import ScenarioError, UserError
+from toolchaos.errors import ScenarioError, UserError, did_you_mean
 from toolchaos.scenario._locate import dotted, end_of, locate
 from toolchaos.scenario._spans import Span, YMap, short
 
@@ -78,20 +78,33 @@ def import_ref(ref: str, ctx: Context, where: Sequence[Any], what: str, root: An
 
 
 def one_key(value: Any, ctx: Context, where: Sequence[Any], what: str, known: Iterable[str],
-            root: Any = None) -> tuple[str, Any]:
-    """(name, raw parameters) of an entry written ``name`` or ``name: {parameters}``."""
+            root: Any = None, beside: Sequence[str] = ()) -> tuple[str, Any]:
+    """(name, raw parameters) of an entry written ``name`` or ``name: {parameters}``; keys in
+    ``beside`` may sit next to the name (an expectation's ``why:``)."""
     if isinstance(value, str):
         return value, None
-    if isinstance(value, dict) and len(value) == 1:
-        (name,) = value
+    names = [k for k in value if k not in beside] if isinstance(value, dict) else []
+    if isinstance(value, dict) and len(names) == 1:
+        (name,) = names
         if not isinstance(name, str):
             raise ctx.error(f"{dotted(where)}: {what} names are words, got {name!r}", where, root=root)
         return name, value[name]
     known = list(known)
+    stray = _stray(value, known, beside)
+    if stray is not None:
+        raise ctx.error(f"{dotted(where)}: {stray!r} next to the {what}: only {', '.join(beside)} may sit beside it"
+                        f"{did_you_mean(stray, beside)}", [*where, stray], key=True, root=root)
     got = "an empty mapping" if isinstance(value, dict) and not value else (
         f"a mapping with {len(value)} keys ({', '.join(map(str, value))})" if isinstance(value, dict) else short(value))
     raise ctx.error(f"{dotted(where)}: expected one {what} written as `name` or `name: {{parameters}}` "
                     f"(known: {', '.join(known)}); got {got}", where, root=root)
+
+
+def _stray(value: Any, known: Sequence[str], beside: Sequence[str]) -> str | None:
+    """A key next to a known name that is neither a name nor allowed beside one (a typo of ``why``)."""
+    if not beside or not isinstance(value, dict) or not any(k in known for k in value):
+        return None
+    return next((str(k) for k in value if k not in known and k not in beside), None)
 
 
 def try_build(build: Callable[[], Any], ctx: Context, at: list[Any], what: str, root: Any,

@@ -1,5 +1,6 @@
 """A scenario's ``expect:`` (and ``restart.expect_before``): registered invariants
-(``toolchaos.invariants.INVARIANTS``) with their parameters, or ``package.module:attr``.
+(``toolchaos.invariants.INVARIANTS``) with their parameters, or ``package.module:attr``,
+each with an optional ``why:`` beside it (why it is that bound).
 
 The registry declares the parameters (names, the first one for ``max_side_effects: 1``,
 a variadic one for ``terminal_state: [FAILED, NEEDS_HUMAN]``), the checks their plain
@@ -32,14 +33,26 @@ def build_expect(items: Sequence[Any], ctx: Context, where: list[Any], phase: st
     for i, item in enumerate(items):
         at = [*where, i]
         span = locate(ctx.root if root is None else root, at)
+        why = _why(item, ctx, at, root)
         inv = build_invariant(item, ctx, at, root)
         text = ctx.source_of(span, item) if span is not None else str(plain(item))
-        out.append(Expectation(inv, text, span.line if span else None, phase))
+        out.append(Expectation(inv, text, span.line if span else None, phase, why))
     return out
 
 
+def _why(item: Any, ctx: Context, at: list[Any], root: Any) -> str | None:
+    """An expectation's ``why:`` beside the invariant: why it is that bound, whitespace folded."""
+    if not isinstance(item, dict) or "why" not in item:
+        return None
+    why = item["why"]
+    if not isinstance(why, str) or not why.strip():
+        raise ctx.error(f"{dotted(at)}.why: expected text saying why the expectation is what it is, "
+                        f"got {short(why)}", [*at, "why"], root=root)
+    return " ".join(why.split())
+
+
 def build_invariant(value: Any, ctx: Context, at: list[Any], root: Any) -> Any:
-    name, raw = one_key(value, ctx, at, "invariant", INVARIANTS, root)
+    name, raw = one_key(value, ctx, at, "invariant", INVARIANTS, root, beside=("why",))
     inner = [*at, name] if isinstance(value, dict) else at
     if is_ref(name):
         return _custom(name, raw, ctx, inner, root)

@@ -55,16 +55,23 @@ def _policy_schema() -> dict[str, Any]:
     return {"description": "a built-in policy: `name` or `name: {parameters}`", "anyOf": variants}
 
 
+_WHY: dict[str, Any] = {"type": "string", "minLength": 1,
+                        "description": "why the expectation is what it is (a bound: the harm it prevents, its margin)"}
+
+
 def _invariant_schema() -> dict[str, Any]:
     variants: list[dict[str, Any]] = [{"enum": sorted(INVARIANTS)}]
     for name in sorted(INVARIANTS):
         kind = INVARIANTS[name]
         variants.append({"type": "object", "additionalProperties": False, "required": [name],
                          "description": kind.help, "properties": {
-                             name: {"anyOf": [{"type": "null"}, _params(kind), {"not": {"type": "object"}}]}}})
-    variants.append({"type": "object", "maxProperties": 1, "propertyNames": {"pattern": r"^[\w.]+:[\w.]+$"},
+                             name: {"anyOf": [{"type": "null"}, _params(kind), {"not": {"type": "object"}}]},
+                             "why": _WHY}})
+    variants.append({"type": "object", "minProperties": 1, "maxProperties": 2, "properties": {"why": _WHY},
+                     "propertyNames": {"anyOf": [{"pattern": r"^[\w.]+:[\w.]+$"}, {"const": "why"}]},
                      "description": "package.module:attr (needs chaos_allow_imports)"})
-    return {"description": "an invariant: `name` or `name: {parameters}`", "anyOf": variants}
+    return {"description": "an invariant: `name` or `name: {parameters}`, with an optional `why:` beside it",
+            "anyOf": variants}
 
 
 def _fuzz_schema() -> dict[str, Any]:

@@ -37,9 +37,9 @@ from toolchaos.scenario._context import Context, import_ref
 from toolchaos.scenario._invariants import build_expect, cross_check
 from toolchaos.scenario._locate import split_path
 from toolchaos.scenario._policies import build_policy, check_policy_tools
-from toolchaos.scenario._scenario import Expectation, Restart, Scenario
+from toolchaos.scenario._scenario import Expectation, Restart, Scenario, Useful
 from toolchaos.scenario._spans import Span, YMap, plain, short
-from toolchaos.scenario._spec import RestartSpec, ScenarioSpec, validate
+from toolchaos.scenario._spec import RestartSpec, ScenarioSpec, UsefulSpec, validate
 from toolchaos.scenario._tools import build_tools
 from toolchaos.scenario._variants import variant_roots, with_tool_overrides
 from toolchaos.scenario._yaml import load_yaml
@@ -89,7 +89,11 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=spec.agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
         variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz,
-        world=plain(root.get("world")) or {})
+        world=plain(root.get("world")) or {}, useful=_useful(spec.useful))
+
+
+def _useful(spec: UsefulSpec | None) -> Useful | None:
+    return Useful(spec.executions, spec.turns, " ".join(spec.why.split())) if spec else None
 
 
 def _build_restart(rspec: RestartSpec, task: str, root: YMap, ctx: Context, tools: tuple[FakeTool, ...],

@@ -20,10 +20,20 @@ class Expectation:
     text: str  # its YAML source (or "(implicit) name")
     line: int | None  # 1-based line in the scenario file, None for implicit ones
     phase: str = "run"  # "run" (the whole run), "before" (restart: the first run alone), "each" (every run)
+    why: str | None = None  # why the expectation is what it is (its `why:`), shown in reports
 
     @property
     def name(self) -> str:
         return str(getattr(self.invariant, "name", type(self.invariant).__name__))
+
+
+@dataclass(frozen=True)
+class Useful:
+    """The work a scenario needs done (its ``useful:``): what a run's waste is measured against."""
+
+    executions: int
+    turns: int
+    why: str
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,7 @@ class Scenario:
     spec: ScenarioSpec | None = field(default=None, repr=False, compare=False)
     fuzz: Any = None  # a toolchaos.fuzzing.FuzzSpec when the file has a `fuzz:` block
     world: Mapping[str, Any] = field(default_factory=dict)  # collections at the start (plain data)
+    useful: Useful | None = None
 
     @property
     def name(self) -> str:

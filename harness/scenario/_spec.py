@@ -81,6 +81,14 @@ class ToolSpec(_Model):
                          json_schema_extra=FAULT_REF)
 
 
+class UsefulSpec(_Model):
+    """The work the scenario needs done; reports grade the rest of a run's executions and tokens as waste."""
+
+    executions: int = Field(ge=0, description="tool executions worth making")
+    turns: int = Field(ge=1, description="model turns worth asking, those a runtime cannot avoid included")
+    why: str = Field(min_length=1, description="why that is the useful work")
+
+
 class BudgetsSpec(_Model):
     """Limits handed to the agent's runtime as ``tools.budgets``."""
 
@@ -135,6 +143,7 @@ class VariantSpec(_Model):
     ceiling: CeilingSpec | None = None
     expect: list[Any] | None = Field(None, json_schema_extra=EXPECT_REF)
     world: dict[str, dict[str, dict[str, Any]] | list[dict[str, Any]]] | None = None
+    useful: UsefulSpec | None = None
     restart: RestartSpec | None = None
     fuzz: Any = Field(None, json_schema_extra={"x-toolchaos": "Fuzz"})
 
@@ -162,6 +171,7 @@ class ScenarioSpec(_Model):
     world: dict[str, dict[str, dict[str, Any]] | list[dict[str, Any]]] | None = Field(
         None, description="the state behind the tools at the start: collection name -> its records, a mapping "
                           "by key or a list (the catalogue's: charges, emails, records, jobs)")
+    useful: UsefulSpec | None = Field(None, description="the work the scenario needs done, for the waste grade")
     restart: RestartSpec | None = None
     fuzz: Any = Field(None, description="fault-schedule fuzzing of this scenario (toolchaos.fuzzing.FuzzSpec)",
                       json_schema_extra={"x-toolchaos": "Fuzz"})

@@ -292,6 +292,28 @@ def test_unknown_invariant_and_parameters() -> None:
     assert "takes no parameters" in error(with_("  - bounded: {executions: 3}", "  - idempotent: 3")).message
 
 
+def test_an_expectation_says_why_beside_its_invariant() -> None:
+    (sc,) = load(with_("  - bounded: {executions: 3}",
+                       "  - bounded: {executions: 3}\n    why: >\n      the call and\n      two retries\n  - idempotent"))
+    assert [(e.name, e.why) for e in sc.expect[:2]] == [("bounded", "the call and two retries"), ("idempotent", None)]
+    assert "why: >" in sc.expect[0].text  # the failure message shows the reason with the YAML
+    err = error(with_("  - bounded: {executions: 3}", "  - bounded: {executions: 3}\n    why: 3"))
+    assert "expect[0].why: expected text saying why" in err.message and (err.line, err.col) == (11, 10)
+    err = error(with_("  - bounded: {executions: 3}", "  - bounded: {executions: 3}\n    wy: more"))
+    assert "'wy' next to the invariant: only why may sit beside it; did you mean 'why'?" in err.message
+    assert err.line == 11
+    assert "got a mapping with 1 keys (why)" in error(with_("  - bounded: {executions: 3}", "  - why: x")).message
+
+
+def test_a_scenario_says_what_its_useful_work_is() -> None:
+    useful = "useful: {executions: 2, turns: 4, why: the call and one retry}\nexpect:"
+    (sc,) = load(with_("expect:", useful))
+    assert (sc.useful.executions, sc.useful.turns, sc.useful.why) == (2, 4, "the call and one retry")
+    assert load(BASE)[0].useful is None
+    assert "useful.turns: expected a number >= 1" in error(with_("turns: 4", "turns: 0", with_("expect:", useful))).message
+    assert "why" in error(with_(", why: the call and one retry", "", with_("expect:", useful))).message
+
+
 def test_bounds_that_cannot_both_be_met_are_rejected() -> None:
     err = error(with_("  - bounded: {executions: 3}",
                       "  - bounded: {per_tool: {fetch_invoice: 2}}\n  - completed: {successes: {fetch_invoice: 5}}"))
