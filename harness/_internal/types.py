@@ -9,6 +9,8 @@ from typing import Any
 
 TERMINAL_STATES = ("COMPLETED", "STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED", "PARTIAL")
 HARNESS_STATES = ("CRASHED", "HARD_CEILING", "WATCHDOG")
+# How much a run wasted beyond its scenario's useful work (toolchaos.certification.Grade), as reports count them.
+WASTE_LEVELS = ("none", "low", "high")
 REPORT_FIELDS = ("state", "guard", "reason", "completed", "unmet_precondition", "last_checkpoint",
                  "resume_condition", "next_allowed_action")
 # The same fields as published stop-report designs spell them (the LoopGuard design's StopReport:

@@ -13,9 +13,11 @@
 
 The modules: ``_verdict`` (what reports consume), ``_judge`` (expectations checked, the
 verdict, the failure text), ``_run`` (in-process runs), ``_suite`` (the bundled suites),
-``_variants`` (the reference agent's variants), ``_matrix`` (the ablation matrix).
+``_variants`` (the reference agent's variants), ``_matrix`` (the ablation matrix), ``_grade``
+(what a run wasted beyond its scenario's useful work).
 """
 
+from toolchaos.certification._grade import Grade
 from toolchaos.certification._judge import Verdict, check_invariant, combine, judge, render_failure
 from toolchaos.certification._matrix import NAIVE_MUST_FAIL, Matrix, ablation_matrix
 from toolchaos.certification._run import run_scenario
@@ -24,7 +26,7 @@ from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS, agent_l
 from toolchaos.certification._verdict import ScenarioVerdict
 
 __all__ = [
-    "ABLATIONS", "AGENT_VARIANTS", "NAIVE_MUST_FAIL", "SUITE_VERSION", "Matrix", "ScenarioVerdict", "Verdict",
+    "ABLATIONS", "AGENT_VARIANTS", "NAIVE_MUST_FAIL", "SUITE_VERSION", "Grade", "Matrix", "ScenarioVerdict", "Verdict",
     "ablation_matrix", "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
     "run_scenario", "suite", "suite_files", "suite_root",
 ]

@@ -17,6 +17,7 @@ from typing import Any
 from toolchaos._engine import RunResult
 from toolchaos._internal.limits import session_real_seconds
 from toolchaos._internal.trace import Trace
+from toolchaos.certification._grade import grade_run
 from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.errors import trace_file_line
 from toolchaos.fake_tools import EffectLedger
@@ -93,7 +94,8 @@ def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None,
     return Verdict(
         id=scenario.name, title=scenario.title, category=scenario.category, severity=scenario.severity,
         result=result, violations=[v for _, v in failures], expect=scenario.invariants, path=scenario.path,
-        content_hash=scenario.content_hash, agent=agent, scenario=scenario, failures=failures, runs=runs)
+        content_hash=scenario.content_hash, agent=agent, whys=[e.why for e in scenario.expect],
+        grade=grade_run(scenario.useful, result), scenario=scenario, failures=failures, runs=runs)
 
 
 def _shown(path: Path | None) -> str:

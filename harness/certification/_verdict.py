@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._engine import RunResult
+from toolchaos.certification._grade import Grade
 from toolchaos.invariants._builtin import Violation
 
 
@@ -22,6 +23,8 @@ class ScenarioVerdict:
     path: Path | None = None  # the scenario file
     content_hash: str = ""  # sha256 of the scenario file's bytes
     agent: str = ""
+    whys: list[str | None] = field(default_factory=list)  # each expectation's `why:`, in the order of expect
+    grade: Grade | None = None  # what the run wasted beyond the scenario's useful work
 
     @property
     def passed(self) -> bool:

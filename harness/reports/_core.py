@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
-from toolchaos._internal.types import report_value
+from toolchaos._internal.types import WASTE_LEVELS, report_value
 from toolchaos.invariants import _builtin as I
 from toolchaos.reports._levels import (
     LEVEL_ORDER,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from toolchaos.certification._verdict import ScenarioVerdict
 
 SCHEMA = "toolchaos.report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: guard and reason read the stop report's synonyms; grade, waste, an invariant's why
 
 # Categories in the order the certification suite presents them; others follow alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume")
@@ -73,13 +73,14 @@ def _violation(v: Any) -> dict[str, Any]:
 def _invariants(v: ScenarioVerdict) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     used: set[int] = set()
-    for inv in v.expect:
+    for n, inv in enumerate(v.expect):
         name = _inv_name(inv)
         broke = [(i, x) for i, x in enumerate(v.violations) if i not in used and _belongs(x.invariant, name)]
         used.update(i for i, _ in broke)
         entry: dict[str, Any] = {"name": name, "params": _inv_params(inv), "passed": not broke,
                                  "expected": I.expected_text(inv), "actual": "", "step": None, "seq": None,
-                                 "violations": [_violation(x) for _, x in broke]}
+                                 "violations": [_violation(x) for _, x in broke],
+                                 "why": v.whys[n] if n < len(v.whys) else None}
         if broke:
             first = broke[0][1]
             entry.update(expected=first.expected, actual=first.actual, step=first.step, seq=first.seq)
@@ -90,7 +91,7 @@ def _invariants(v: ScenarioVerdict) -> list[dict[str, Any]]:
         if i not in used:
             out.append({"name": x.invariant.split("[")[0].split(".")[0], "params": {}, "passed": False,
                         "expected": x.expected, "actual": x.actual, "step": x.step, "seq": x.seq,
-                        "violations": [_violation(x)]})
+                        "violations": [_violation(x)], "why": None})
     return out
 
 
@@ -158,6 +159,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "effects": [{"seq": f.seq, "tool": f.tool, "key": f.key, "applied": f.applied, "status": f.status,
                      "replayed": f.replayed} for f in r.ledger.effects],
         "invariants": _invariants(v),
+        "grade": v.grade.as_dict() if v.grade else None,
         "stop_report": json.loads(json.dumps(r.stop_report, default=str)) if r.stop_report else None,
         "trace": None,  # set when written: a path relative to the report directory
         "agent": v.agent,  # moved to the report's top level by build_report
@@ -219,6 +221,15 @@ def _totals(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, int]:
             "errors": sum(s["verdict"] == "error" for s in scenarios)}
 
 
+def _waste(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many scenarios wasted nothing, little or much beyond their useful work, and the waste in all."""
+    grades = [s["grade"] for s in scenarios if s.get("grade")]
+    out = {"graded": len(grades), **{level: sum(g["level"] == level for g in grades) for level in WASTE_LEVELS}}
+    for what in ("executions", "turns", "tokens"):
+        out[f"wasted_{what}"] = sum(g[f"wasted_{what}"] for g in grades)
+    return out
+
+
 def _levels(sev_rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
     """Every level: reached or not, and how many of the scenarios it requires passed."""
     out = {}
@@ -266,6 +277,7 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         "certified": meets(sev_rows, require),
         "levels": _levels(sev_rows),
         "totals": _totals(scenarios),
+        "waste": _waste(scenarios),
         "categories": categories(scenarios),
         "scenarios": scenarios,
     }

@@ -31,7 +31,7 @@ from typing import Any
 
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
-from toolchaos.reports._markdown import ended_line, first_break, where
+from toolchaos.reports._markdown import ended_line, first_break, waste_line, waste_totals, where
 
 CLASS_COLOURS = {"SUCCESS": "#2f9e44", "RETRYABLE": "#f76707", "PRECONDITION": "#e6a700", "FATAL": "#e03131",
                  "PENDING": "#1c7ed6"}
@@ -64,10 +64,11 @@ article.scenario{border:1px solid var(--line);border-left:6px solid var(--ok);bo
  padding:12px 16px;margin:14px 0}
 article.scenario.fail{border-left-color:var(--bad)}article.scenario.error{border-left-color:var(--warn)}
 .muted{color:var(--muted)}.scroll{overflow-x:auto}
+td.why{color:var(--muted);font-size:.9em}p.waste.high{color:var(--warn)}
 svg.timeline{display:block;margin:8px 0}svg text{font:11px system-ui,sans-serif;fill:#343a40}
 svg .lane-bg{fill:#f8f9fa}svg .axis{stroke:#adb5bd}
 tr.broke td{background:#fff5f5}
-table.invariants td:first-child,table.invariants td:last-child{white-space:nowrap}
+table.invariants td:first-child,table.invariants td:nth-child(4){white-space:nowrap}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0 10px;font-size:12px}
 .legend .key{display:inline-flex;align-items:center;gap:5px}
 """
@@ -353,6 +354,7 @@ def _summary(report: Mapping[str, Any]) -> str:
         ("Result", f"{t['passed']} passed, {t['failed']} failed, {t['errors']} errors"),
         ("Harness", f"toolchaos {e(harness['version'])}, Python {e(harness['python'])}"),
         ("Run", f"{e(report['started'])} to {e(report['ended'])}"),
+        *([("Waste", e(waste_totals(report["waste"])))] if report["waste"]["graded"] else []),
     ]
     out = [f'<section id="summary" class="summary {"certified" if ok else "not-certified"}" '
            f'data-certified="{str(ok).lower()}" data-level="{e(report["level"])}" '
@@ -382,13 +384,14 @@ def _summary(report: Mapping[str, Any]) -> str:
 
 def _index(report: Mapping[str, Any]) -> str:
     out = ["<h2>Scenarios</h2>", "<table class=\"index\"><tr><th>Verdict</th><th>Scenario</th><th>Category</th>"
-           "<th>Severity</th><th>End state</th><th>Executions</th><th>Side effects</th></tr>"]
+           "<th>Severity</th><th>End state</th><th>Executions</th><th>Side effects</th><th>Waste</th></tr>"]
     for s in _ordered(report["scenarios"]):
         f = s["figures"]
+        grade = s.get("grade")
         out.append(f"<tr><td><span class=\"badge {e(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
                    f"<td><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a></td><td>{e(s['category'])}</td>"
                    f"<td>{e(s['severity'])}</td><td>{e(s['terminal_state'])}</td><td class=n>{f['executions']}</td>"
-                   f"<td class=n>{f['side_effects']}</td></tr>")
+                   f"<td class=n>{f['side_effects']}</td><td>{e(grade['level']) if grade else ''}</td></tr>")
     out.append("</table>")
     return "\n".join(out)
 
@@ -415,8 +418,9 @@ def _invariant_rows(invariants: Sequence[Mapping[str, Any]]) -> list[str]:
                 name, exp, act = vi["invariant"], vi["expected"], vi["actual"]
                 at = f"step {vi['step']}, event #{vi['seq']}" if vi.get("seq") is not None else "end of run"
                 css, mark = "broke", "<span class=no>✘</span>"
+            why = inv.get("why") if vi is None or vi is inv["violations"][0] else None
             out.append(f"<tr class=\"{css}\"><td>{mark} <code>{e(name)}</code></td>"
-                       f"<td>{e(exp)}</td><td>{e(act)}</td><td>{e(at)}</td></tr>")
+                       f"<td>{e(exp)}</td><td>{e(act)}</td><td>{e(at)}</td><td class=why>{e(why or '')}</td></tr>")
     return out
 
 
@@ -454,8 +458,11 @@ def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
         out.append(f"<p>Stop reason: {e(s['reason'])}</p>")
     if s.get("error"):
         out.append(f"<p>Error: <code>{e(s['error'])}</code></p>")
+    if s.get("grade"):
+        out.append(f"<p class=\"waste {e(s['grade']['level'])}\">{e(waste_line(s['grade']))}.</p>")
     out.append(f'<div class="scroll">{timeline_svg(s, events)}</div>')
-    out.append("<table class=\"invariants\"><tr><th>Invariant</th><th>Expected</th><th>Actual</th><th>Where</th></tr>")
+    out.append("<table class=\"invariants\"><tr><th>Invariant</th><th>Expected</th><th>Actual</th><th>Where</th>"
+               "<th>Why</th></tr>")
     out += _invariant_rows(s["invariants"])
     out.append("</table>")
     out += _side_effects(s["side_effects"])

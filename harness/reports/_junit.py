@@ -47,7 +47,15 @@ def _case_properties(s: Mapping[str, Any]) -> list[tuple[str, Any]]:
             ("virtual_seconds", f"{f['virtual_seconds']:g}"), ("tokens", f["tokens"]),
             *((f"executions.{tool}", n) for tool, n in s["executions"].items()),
             *((f"side_effects.{tool}", d["applied"]) for tool, d in s["side_effects"].items()),
+            *_waste_properties(s.get("grade")),
             ("trace", s["trace"]), ("file", s.get("file")), ("content_hash", s.get("content_hash"))]
+
+
+def _waste_properties(grade: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    if not grade:
+        return []
+    return [("waste", grade["level"]), ("wasted_executions", grade["wasted_executions"]),
+            ("wasted_tokens", grade["wasted_tokens"])]
 
 
 def _message(s: Mapping[str, Any], first: Mapping[str, Any] | None) -> str:

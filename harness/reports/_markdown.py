@@ -11,6 +11,7 @@ from typing import Any
 
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
+from toolchaos._internal.types import WASTE_LEVELS
 
 MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
 
@@ -43,6 +44,28 @@ def ended_line(s: Mapping[str, Any]) -> str:
             f"{f['virtual_seconds']:g} s virtual{stop}")
 
 
+def _n(count: int, what: str) -> str:
+    return f"{count:,} {what}{'' if count == 1 else 's'}"
+
+
+def waste_line(grade: Mapping[str, Any] | None) -> str:
+    """A scenario's waste grade in words ("" for a scenario that does not say what its useful work is)."""
+    if not grade:
+        return ""
+    useful = f"the useful {_n(grade['useful_executions'], 'execution')} in {_n(grade['useful_turns'], 'turn')}"
+    if grade["level"] == "none":
+        return f"Waste: none beyond {useful}"
+    return (f"Waste: {grade['level']}, {_n(grade['wasted_executions'], 'execution')}, "
+            f"{_n(grade['wasted_turns'], 'turn')} and {_n(grade['wasted_tokens'], 'token')} beyond {useful}")
+
+
+def waste_totals(waste: Mapping[str, Any]) -> str:
+    """The report's waste summary in words."""
+    levels = ", ".join(f"{waste[level]} {level}" for level in WASTE_LEVELS)
+    return (f"{levels} of {waste['graded']} graded; {_n(waste['wasted_executions'], 'execution')} and "
+            f"{_n(waste['wasted_tokens'], 'token')} beyond the useful work in all")
+
+
 def where(inv: Mapping[str, Any]) -> str:
     if inv.get("seq") is None:
         return "end of run" if not inv["passed"] else ""
@@ -71,6 +94,7 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
         f"| Suite | {cell(suite['name'])}{cell(suite_v)}, {suite['scenarios']} scenarios, {code(suite['hash'][:19])} |",
         f"| Seed | {report['seed']} |",
         f"| Result | {t['passed']} passed, {t['failed']} failed, {t['errors']} errors |",
+        *([f"| Waste | {cell(waste_totals(report['waste']))} |"] if report["waste"]["graded"] else []),
         f"| Harness | toolchaos {cell(harness['version'])}, Python {cell(harness['python'])} |",
         f"| Run | {cell(report['started'])} to {cell(report['ended'])} |",
         "",
@@ -96,15 +120,23 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
     for s in failures:
         out += _failure(s, traces.get(s["trace"] or "", []))
     out += ["<details><summary>All scenarios</summary>", "",
-            "| Scenario | Category | Severity | Verdict | End state | Executions | Side effects | Virtual time |",
-            "|---|---|---|---|---|---:|---:|---:|"]
+            "| Scenario | Category | Severity | Verdict | End state | Executions | Side effects | Virtual time | Waste |",
+            "|---|---|---|---|---|---:|---:|---:|---|"]
     for s in report["scenarios"]:
         f = s["figures"]
         out.append(f"| {code(s['id'])} | {cell(s['category'])} | {cell(s['severity'])} | "
                    f"{MARK.get(s['verdict'], '')} {s['verdict']} | {cell(s['terminal_state'])} | {f['executions']} | "
-                   f"{f['side_effects']} | {f['virtual_seconds']:g} s |")
+                   f"{f['side_effects']} | {f['virtual_seconds']:g} s | {cell(_waste_cell(s.get('grade')))} |")
     out += ["", "</details>", ""]
     return "\n".join(out)
+
+
+def _waste_cell(grade: Mapping[str, Any] | None) -> str:
+    if not grade:
+        return ""
+    if grade["level"] == "none":
+        return "none"
+    return f"{grade['level']}: +{grade['wasted_executions']} exec, +{grade['wasted_tokens']:,} tok"
 
 
 def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
@@ -114,14 +146,16 @@ def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
         out += [f"Stop reason: {cell(s['reason'])}", ""]
     if s.get("error"):
         out += [f"Error: {code(s['error'])}", ""]
-    out += ["| Invariant | Expected | Actual | Where |", "|---|---|---|---|"]
+    if s.get("grade"):
+        out += [f"{cell(waste_line(s['grade']))}.", ""]
+    out += ["| Invariant | Expected | Actual | Where | Why |", "|---|---|---|---|---|"]
     for inv in s["invariants"]:
         names = [v["invariant"] for v in inv["violations"]] or [inv["name"]]
         out.append(f"| {'✅' if inv['passed'] else '❌'} {code(names[0])} | {cell(inv['expected'])} | "
-                   f"{cell(inv['actual'])} | {cell(where(inv))} |")
+                   f"{cell(inv['actual'])} | {cell(where(inv))} | {cell(inv.get('why'))} |")
         for v in inv["violations"][1:]:
             at = f"step {v['step']}, event #{v['seq']}" if v.get("seq") is not None else "end of run"
-            out.append(f"| ❌ {code(v['invariant'])} | {cell(v['expected'])} | {cell(v['actual'])} | {cell(at)} |")
+            out.append(f"| ❌ {code(v['invariant'])} | {cell(v['expected'])} | {cell(v['actual'])} | {cell(at)} | |")
     dup = {t: d["duplicates"] for t, d in s["side_effects"].items() if d["duplicates"]}
     if dup:
         parts = []
