@@ -1,4 +1,4 @@
-"""The guarded agent: a reference runtime that does what DOMAIN.md asks of one.
+"""The guarded agent: a reference runtime that does what docs/domain.md asks of one.
 
 It is the baseline every built-in scenario must pass, and an example to read. Each
 guard can be switched off (``GuardConfig``) so the certification suite can prove that
@@ -11,14 +11,18 @@ What it does, in the order a call meets it:
    overrun the token budget is not made. The run stops with STOPPED_LOOP_GUARD naming
    the budget.
 2. **Fingerprint** (``loop_key``): tool name + arguments with key order, whitespace,
-   case, volatile ids and filler words removed, so jitter and paraphrase collide.
+   case, word order and volatile ids removed, so jitter collides. A paraphrase (the same
+   question in other words) is a different call; it is caught by what it returns (3.).
 3. **Progress**: a successful result is *new* when its content was not seen before in
    the run (an empty result never is). Repetition that keeps bringing new results is
-   legitimate (a feed, a queue); repetition that brings nothing new is a loop.
+   legitimate (a feed, a queue, two feeds read in turn); repetition that brings nothing
+   new is a loop, whatever the wording of the calls: a few answers in a row with nothing
+   new stop the run.
 4. **Admission** before execution: a call already refused or answered FATAL /
    PRECONDITION is not resent unchanged; a call asked for again after it brought
    nothing new is an exact repeat; a call whose retries are spent is refused; a second
-   round of an A-B-A-B or A-B-C-A-B-C cycle of different calls is refused; a side
+   round of an A-B-A-B or A-B-C-A-B-C cycle of different calls is refused once the
+   calls it already repeated brought nothing new; a side
    effect whose operation key was already applied is not executed again: the runtime
    answers from its ledger (the recorded result), and one whose outcome is unknown (a
    lost response) stops the run for a human.
@@ -54,8 +58,6 @@ from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError, canonical, digest
 from toolchaos.fake_tools.retry import wait
 
-_FILLER = frozenset("a an the for of about on in please find search look up details information anything what is "
-                    "known overview me to".split())
 _RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}
 _PRECONDITION_CODES = {"invalid_argument", "missing_argument", "wrong_type", "unknown_argument", "unknown_tool"}
 _OUTPUT_RESERVE = 64  # tokens kept free for the model's answer when a prompt is counted
@@ -191,12 +193,17 @@ class _Guard:
         return None
 
     def closes_cycle(self, key: str) -> bool:
-        """Would ``key`` complete a second identical round of 2 or 3 different calls?"""
+        """Would ``key`` complete a second identical round of 2 or 3 different calls that brings nothing new?
+
+        The calls of the round already repeated must have brought nothing new: two feeds read
+        in turn repeat a round on every read, and each read is progress, not a loop.
+        """
         keys = [*self.history, key]
         for period in (2, 3):
             if len(keys) >= 2 * period:
                 tail = keys[-2 * period:]
-                if tail[:period] == tail[period:] and len(set(tail[:period])) > 1:
+                if (tail[:period] == tail[period:] and len(set(tail[:period])) > 1
+                        and all(self.calls[k].stale for k in tail[period:-1])):
                     return True
         return False
 
@@ -350,10 +357,8 @@ class _Guard:
 
 
 def _loose(value: Any) -> Any:
-    if isinstance(value, str):
-        words = value.casefold().split()
-        kept = [w for w in words if w not in _FILLER]
-        return " ".join(sorted(set(kept)) if len(words) > 1 else kept or words)
+    if isinstance(value, str):  # the words it holds, in any order, case and spacing
+        return " ".join(sorted(set(value.casefold().split())))
     if isinstance(value, Mapping):
         return {str(k): _loose(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -1,11 +1,14 @@
-"""The ablation matrix: the suite proving itself against the reference agent and its variants.
+"""The ablation matrix: the suite proving itself against the reference agent, its variants and published designs.
 
 ``ablation_matrix()`` runs the suite against the reference agent, the naive loop, the
-reference agent with each guard switched off, and an over-eager guard, and lists what
-would make the suite untrustworthy (``Matrix.problems``): the reference agent failing
-anything, the naive agent passing a loop / error-class / side-effect / budget scenario,
-an ablation no scenario catches, the eager guard passing a legitimate-repetition
-scenario, a scenario no variant fails.
+reference agent with each guard switched off, an over-eager guard and the ports of
+published guard designs, and lists what would make the suite untrustworthy
+(``Matrix.problems``): the reference agent failing anything, the naive agent passing a
+loop / error-class / side-effect / budget scenario, an ablation no scenario catches (by a
+failure, or by wasting more than the reference agent: bounds leave room for every sound
+guard, so a guard whose absence another guard makes up for within that room shows in the
+waste grade), the eager guard passing a legitimate-repetition scenario, the sound
+published design failing a loop scenario, a scenario no variant fails.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from toolchaos.certification._judge import Verdict
 from toolchaos.certification._run import run_scenario
 from toolchaos.certification._suite import suite
-from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS
+from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS, PORTS, SOUND_PORTS
 from toolchaos.scenario import Scenario
 
 NAIVE_MUST_FAIL = ("loops", "error_classes", "side_effects", "budgets")
@@ -38,6 +41,23 @@ class Matrix:
     def caught_by(self, variant: str) -> list[str]:
         return [s.name for s in self.scenarios if self.failed(s.name, variant)]
 
+    def wastes_more(self, variant: str, than: str = "guarded") -> list[str]:
+        """Scenarios ``variant`` passes while wasting more executions (or as many and more turns) than ``than``."""
+        out = []
+        for s in self.scenarios:
+            mine, theirs = self.verdicts[(s.name, variant)].grade, self.verdicts[(s.name, than)].grade
+            if (mine and theirs and not self.failed(s.name, variant)
+                    and (mine.wasted_executions, mine.wasted_turns) > (theirs.wasted_executions, theirs.wasted_turns)):
+                out.append(s.name)
+        return out
+
+    def _cell(self, scenario: str, variant: str) -> str:
+        verdict = self.verdicts[(scenario, variant)]
+        if not verdict.passed:
+            return f"**{verdict.violations[0].invariant}**"
+        grade = verdict.grade
+        return "ok" if grade is None or grade.level == "none" else f"ok, {grade.level}"
+
     def problems(self) -> list[str]:
         """Everything that would make the suite untrustworthy (empty when it proves itself)."""
         out: list[str] = []
@@ -49,12 +69,20 @@ class Matrix:
                 out.append(f"{s.name}: the naive agent passes a {s.category} scenario; it proves nothing")
             if "eager" in self.variants and s.category == LEGIT and not self.failed(s.name, "eager"):
                 out.append(f"{s.name}: the over-eager guard passes this legitimate-repetition scenario")
+            for port in SOUND_PORTS:
+                if port in self.variants and s.category == "loops" and self.failed(s.name, port):
+                    bad = self.verdicts[(s.name, port)].violations[0]
+                    out.append(f"{s.name}: the sound published design {port} fails this loop scenario, "
+                               f"its bounds leave no room for it: {bad.headline()}")
             if not any(self.failed(s.name, c) for c in self.variants if c != "guarded"):
                 out.append(f"{s.name}: no agent variant fails it; it catches nothing")
         for c in self.variants:
-            if c.startswith("-") and not self.caught_by(c):
+            if c.startswith("-") and not self.caught_by(c) and not self._wastes_more_than_guarded(c):
                 out.append(f"ablation {c} ({ABLATIONS.get(c[1:], c)}): no scenario catches it")
         return out
+
+    def _wastes_more_than_guarded(self, variant: str) -> list[str]:
+        return self.wastes_more(variant) if "guarded" in self.variants else []
 
     def markdown(self) -> str:
         """The matrix as a Markdown document (what docs/certification-matrix.md holds)."""
@@ -69,29 +97,32 @@ class Matrix:
             "Each bundled certification scenario (rows) run against the reference agent and its "
             "variants (columns): `naive` is the plain loop with no guard; `-FLAG` is `builtin:guarded` "
             "with that one guard switched off (`GuardedAgent(FLAG=False)`); `eager` stops on any second "
-            "identical call. A cell names the first invariant the variant broke; `ok` means every "
-            "expectation held.",
+            "identical call; " + "; ".join(f"`{name}` is {what}" for name, what in PORTS.items())
+            + " (ports of published designs, docs/independent-runtimes.md). A cell names the first invariant "
+            "the variant broke; `ok` means every expectation held, `ok, low` or `ok, high` that it held with "
+            "that waste beyond the scenario's useful work (docs/report-schema.md, a grade).",
             "",
             "What makes the suite trustworthy (checked by `tests/certification/test_certification.py`): "
             "`guarded` passes everything; `naive` fails every loop, error-class, side-effect and budget scenario; every "
-            "ablation fails at least one scenario; `eager` fails every legitimate-repetition scenario; "
-            "every scenario fails for at least one variant.",
+            "ablation fails at least one scenario or wastes more than `guarded` in one; `eager` fails every "
+            "legitimate-repetition scenario; " + ", ".join(f"`{p}`" for p in SOUND_PORTS)
+            + " (a sound design) passes every loop scenario; every scenario fails for at least one variant. "
+            "Each port's verdicts, with the reason for each failure, are checked by "
+            "`tests/certification/test_independent_runtimes.py`.",
             "",
             "| " + " | ".join(head) + " |",
             "|" + "|".join(["---"] * len(head)) + "|",
         ]
         for s in self.scenarios:
-            cells = []
-            for c in cols:
-                verdict = self.verdicts[(s.name, c)]
-                cells.append("ok" if verdict.passed else f"**{verdict.violations[0].invariant}**")
+            cells = [self._cell(s.name, c) for c in cols]
             lines.append("| " + " | ".join([f"`{s.name}`", s.category, s.severity, *cells]) + " |")
-        lines += ["", "## What catches each ablation", "", "| variant | guard removed | caught by |", "|---|---|---|"]
+        lines += ["", "## What catches each ablation", "",
+                  "| variant | guard removed | caught by | wastes more than `guarded` in |", "|---|---|---|---|"]
         for c in cols:
             if c.startswith("-") or c in ("naive", "eager"):
                 what = ABLATIONS.get(c[1:], "every guard" if c == "naive" else "over-eager: stops any repeat")
-                caught = self.caught_by(c)
-                lines.append(f"| `{c}` | {what} | {len(caught)}: " + ", ".join(f"`{n}`" for n in caught) + " |")
+                caught, more = self.caught_by(c), self._wastes_more_than_guarded(c)
+                lines.append(f"| `{c}` | {what} | {_listed(caught)} | {_listed(more)} |")
         problems = self.problems()
         lines += ["", "## Problems", ""]
         lines += [f"- {p}" for p in problems] if problems else ["None: the suite proves itself."]
@@ -110,6 +141,10 @@ class Matrix:
         rows.append("")
         rows += [f"PROBLEM: {p}" for p in problems] if problems else ["the suite proves itself: no problems"]
         return "\n".join(rows)
+
+
+def _listed(names: Sequence[str]) -> str:
+    return f"{len(names)}: " + ", ".join(f"`{n}`" for n in names) if names else "none"
 
 
 def ablation_matrix(scenarios: Sequence[Scenario] | None = None,

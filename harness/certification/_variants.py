@@ -2,6 +2,9 @@
 
 ``GuardedAgent(FLAG=False)`` is the reference runtime with one guard switched off (an
 ablation); ``naive`` has no guard at all; ``eager`` stops on any second identical call.
+``PORTS`` are published guard designs ported as built-in agents from the documented
+contract alone (docs/independent-runtimes.md): the matrix runs them too, so the suite is
+judged against runtimes other than the one it was written with.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolchaos._agents import GuardedAgent, naive
+from toolchaos._agents import BUILTIN, GuardedAgent, naive
 
 ABLATIONS: dict[str, str] = {
     "normalise_args": "no argument normalisation",
@@ -22,11 +25,21 @@ ABLATIONS: dict[str, str] = {
     "stop_report": "no stop report",
 }
 
+PORTS: dict[str, str] = {
+    "loopguard": "the LoopGuard design: same call 2 per progress window, A-B-A stop, no progress 3",
+    "doomloop": "the doom-loop ladder: observe at 2, block at 3, stop at 6",
+    "gemini": "gemini-cli: 5 identical calls in a row, feedback, then halt",
+    "breaker": "a loop breaker: 3 of the same among the last 5 calls",
+}
+# The sound design among the ports: every loop scenario must leave it room (it passes them all).
+SOUND_PORTS = ("loopguard",)
+
 AGENT_VARIANTS: dict[str, Callable[..., Any]] = {
     "guarded": GuardedAgent(),
     "naive": naive,
     **{f"-{flag}": GuardedAgent(None, **{flag: False}) for flag in ABLATIONS},
     "eager": GuardedAgent(eager=True),
+    **{name: BUILTIN[name] for name in PORTS},
 }
 
 

@@ -1,7 +1,8 @@
 """``toolchaos certify``: the bundled certification suite against an agent, without a test.
 
-``--matrix`` runs the suite against the reference agent and its ablations instead and
-prints the matrix that proves the suite (docs/certification-matrix.md is its output).
+``--matrix`` runs the suite against the reference agent, its ablations and the ports of
+published guard designs instead and prints the matrix that proves the suite
+(docs/certification-matrix.md is its output).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
     parser.add_argument("--matrix", action="store_true",
-                        help="run every agent variant (reference, naive, each ablation, eager) and print the matrix")
+                        help="run every agent variant (reference, naive, each ablation, eager, the published designs) "
+                             "and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
     add_real_seconds_argument(parser, scenarios=True)
     add_report_arguments(parser)

@@ -232,8 +232,12 @@ class Jitter(Stubborn):
         return out
 
 
-_PARAPHRASES = ("{q}", "find {q}", "{q} please", "search for {q}", "information about {q}", "look up {q}",
-                "details on {q}", "{q} overview", "anything about {q}", "what is known about {q}")
+# Ordinary rewordings a person would type, written for this policy: not taken from any
+# runtime's list of words to ignore, so only a runtime that judges what the calls return (the
+# same documents again) catches the loop, not one tuned to these templates.
+_PARAPHRASES = ("{q}", "what is our {q}", "how does the {q} work", "where is the {q} written down", "{q} rules",
+                "the current {q}", "summary of the {q}", "{q} for customers", "latest version of the {q}",
+                "explain the {q} to me")
 
 
 class Paraphrase(Stubborn):

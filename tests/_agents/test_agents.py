@@ -91,11 +91,22 @@ def test_guarded_detects_a_b_a_b_before_executing_the_cycle():
     assert r.total_executions <= 4 and r.terminal_state == "STOPPED_LOOP_GUARD"
 
 
-def test_guarded_catches_paraphrase_through_its_loop_key():
+def test_guarded_catches_paraphrase_by_what_it_returns():
+    """Rewordings are different calls; the same documents again are no progress, whatever the wording."""
     same_docs = catalogue.get("search", default={"ok": {"data": {"results": [{"id": "doc_1"}]}}})
     r = run("builtin:guarded", task="t", tools=[same_docs],
             policy=policies.paraphrase("search", {"query": "refund policy"}))
-    assert r.total_executions <= 3 and r.terminal_state == "STOPPED_LOOP_GUARD"
+    assert len({e["fp"] for e in r.trace.tool_events}) > 1  # the rewordings did not collide
+    assert r.total_executions == 4 and (r.terminal_state, r.guard) == ("STOPPED_LOOP_GUARD", "no_progress")
+
+
+def test_guarded_keeps_reading_two_feeds_that_bring_something_new():
+    """A-B-A-B is a cycle only when the repeated calls bring nothing new."""
+    feeds = [catalogue.get("fetch_invoice", faults=faults.contradictory([{"n": i} for i in range(3)])),
+             catalogue.get("search", faults=faults.contradictory([{"hit": i} for i in range(3)]))]
+    calls = [{"call": "fetch_invoice", "args": {"invoice_id": "a"}}, {"call": "search", "args": {"query": "a"}}]
+    r = run("builtin:guarded", task="t", tools=feeds, policy=policies.scripted(calls * 3 + [{"final": "done"}]))
+    assert r.total_executions == 6 and r.terminal_state == "COMPLETED" and not r.trace.of_kind("refusal")
 
 
 def test_guarded_respects_a_token_budget():

@@ -2,9 +2,13 @@
 
 Every scenario passes against the reference agent (``builtin:guarded``); every loop,
 error-class, side-effect and budget scenario fails against the naive loop; each guard
-switched off (an ablation) fails at least one scenario; an over-eager guard fails every
-legitimate-repetition scenario; no scenario is failed by no variant. The matrix is
-printed, and docs/certification-matrix.md must be its current rendering.
+switched off (an ablation) fails at least one scenario or wastes more than the reference
+in one (the bounds leave room for every sound guard, so a guard whose absence another one
+makes up for within that room shows in the waste grade); an over-eager guard fails every
+legitimate-repetition scenario, and the legitimate counterparts catch an over-eager cycle
+detector; the sound published design passes every loop scenario; no scenario is failed
+by no variant. Every bound says why. The matrix is printed, and
+docs/certification-matrix.md must be its current rendering.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from pathlib import Path
 
 import pytest
 import toolchaos.certification as _certify
+from toolchaos import GuardedAgent
+from toolchaos._agents.guarded import _Guard
 from toolchaos.certification import (
     ABLATIONS,
     AGENT_VARIANTS,
@@ -64,14 +70,16 @@ REQUIRED = {
     "a 503 that succeeds on the second try": ("legit-transient-503", "legit"),
     "a same-key retry against an honouring API": ("side-retry-same-key-honoured", "side_effects"),
     "a read after a write that must see the write": ("legit-read-after-write", "legit"),
+    "two productive feeds read in turn": ("legit-two-feeds-in-turn", "legit"),
+    "an email asked for again with jittered arguments": ("side-email-jittered-resend", "side_effects"),
     "restart redoes only unfinished work": ("resume-redo-only-unfinished", "resume"),
 }
 
-# The scenarios built to catch each ablation (each must be among those that do).
+# The scenarios built to catch each ablation by a failure (each must be among those that do).
 CATCHES = {
-    "-normalise_args": {"loop-argument-jitter", "loop-paraphrase-same-docs"},
-    "-detect_cycles": {"loop-abab-contradictory", "loop-search-read-cycle"},
-    "-check_progress": {"loop-no-progress-exploration"},
+    "-normalise_args": {"side-email-jittered-resend"},
+    "-detect_cycles": set(),
+    "-check_progress": {"loop-no-progress-exploration", "loop-paraphrase-same-docs", "legit-two-feeds-in-turn"},
     "-idempotency": {"side-lost-payment-response", "side-email-asked-repeatedly", "side-concurrent-same-key",
                      "side-write-before-guard-resume", "resume-redo-only-unfinished", "side-lost-payment-lookup",
                      "side-no-dedupe-retry-duplicates", "side-lossy-dedupe-lookup", "side-stale-read-rewrite",
@@ -82,6 +90,13 @@ CATCHES = {
     "-classify_errors": {"err-invalid-argument", "err-permission-denied", "err-not-found-poll"},
     "-budgets": {"budget-steps", "budget-wall-clock", "budget-tokens-growing-context", "budget-pending-never-finishes"},
     "-stop_report": {"loop-exact-repeat-timeout", "err-permission-denied"},
+}
+
+# ... and where an ablation passes but wastes more than the reference: exact repeats and cycles
+# are also stopped, a few calls later, by the guards left (exact repeat, no progress).
+WASTES = {
+    "-normalise_args": {"loop-argument-jitter"},
+    "-detect_cycles": {"loop-abab-contradictory", "loop-search-read-cycle"},
 }
 
 
@@ -99,9 +114,11 @@ def test_the_suite_proves_itself() -> None:
     assert {s.name for s in m.scenarios if s.category in NAIVE_MUST_FAIL} <= set(m.caught_by("naive"))
     assert {s.name for s in m.scenarios if s.category == "legit"} <= set(m.caught_by("eager"))
     for flag in ABLATIONS:
-        caught = set(m.caught_by(f"-{flag}"))
-        assert caught, flag
+        caught, more = set(m.caught_by(f"-{flag}")), set(m.wastes_more(f"-{flag}"))
+        assert caught or more, flag
         assert CATCHES[f"-{flag}"] <= caught, (flag, CATCHES[f"-{flag}"] - caught)
+        assert WASTES.get(f"-{flag}", set()) <= more, (flag, WASTES[f"-{flag}"] - more)
+    assert not {s.name for s in m.scenarios if s.category == "loops"} & set(m.caught_by("loopguard"))
     for name in names:
         assert any(m.failed(name, v) for v in m.variants if v != "guarded"), name
 
@@ -125,6 +142,44 @@ def test_the_problems_a_matrix_reports() -> None:
     assert any("the reference agent (guarded) fails it" in p for p in problems)
     assert any("the naive agent passes a loops scenario" in p for p in problems)
     assert any("the over-eager guard passes" in p for p in problems)
+    m = ablation_matrix(weak, {"loopguard": AGENT_VARIANTS["naive"]})
+    assert any(p.startswith("loop-exact-repeat-timeout: the sound published design loopguard fails this loop "
+                            "scenario, its bounds leave no room for it") for p in m.problems())
+
+
+def _blind_cycle(self: object, key: str) -> bool:
+    """The reference's cycle detector as it was: a second identical round, whatever the calls returned."""
+    keys = [*self.history, key]  # type: ignore[attr-defined]
+    return any(len(keys) >= 2 * p and keys[-2 * p:-p] == keys[-p:] and len(set(keys[-p:])) > 1 for p in (2, 3))
+
+
+def test_the_legitimate_counterparts_catch_an_over_eager_cycle_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_Guard, "closes_cycle", _blind_cycle)
+    legit = [s for s in suite() if s.category == "legit"]
+    failed = {v.id: v for v in _certify.certify(GuardedAgent(), legit) if not v.passed}
+    assert set(failed) == {"legit-two-feeds-in-turn"}
+    assert failed["legit-two-feeds-in-turn"].result.trace.of_kind("refusal")[0]["guard"] == "cycle"
+
+
+BOUNDS = ("bounded", "max_side_effects", "completed")
+# The side-effect and resume scenarios are the fake world's (issue 13): their bounds are the zero
+# tolerance for duplicates, and giving each its why is left to that work.
+WORLD_CATEGORIES = ("side_effects", "resume")
+
+
+def _needs_why(name: str, params: dict[str, object]) -> bool:
+    """A bound (a number the scenario chose) or a stop report asking for more than the default fields."""
+    if name == "stop_report":
+        return tuple(params.get("fields", ())) != ("guard", "reason", "completed", "resume_condition")
+    return name in BOUNDS and (name != "completed" or bool(params.get("successes")))
+
+
+def test_every_bound_says_why_and_every_scenario_its_useful_work() -> None:
+    scenarios = [s for s in suite() if s.category not in WORLD_CATEGORIES]
+    missing = [f"{s.name}: {e.name}" for s in scenarios for e in s.expect
+               if e.line is not None and _needs_why(e.name, e.invariant.params()) and not e.why]
+    assert not missing, f"bounds without a why: {missing}"
+    assert not [s.name for s in scenarios if s.useful is None]
 
 
 def test_every_required_failure_mode_is_covered() -> None:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from toolchaos import policies, run
+from toolchaos.certification import run_scenario, suite
 from toolchaos.certification._grade import grade_run
 from toolchaos.fake_tools import catalogue
+from toolchaos.reports import build_report, scenario_entry
+from toolchaos.reports._markdown import render_markdown
 from toolchaos.scenario import Useful
 
 
@@ -27,3 +33,29 @@ def test_waste_counts_executions_turns_and_tokens_past_the_useful_work() -> None
 def test_waste_beyond_the_useful_work_again_is_high() -> None:
     g = grade_run(Useful(1, 3, "one search answers it"), empty_search("builtin:naive"))  # 40 searches
     assert g is not None and g.level == "high" and g.wasted_executions == 39 and g.wasted_turns == 37
+
+
+@pytest.fixture(scope="module")
+def gemini_verdict():
+    (sc,) = [s for s in suite() if s.name == "loop-oversized-refetch"]
+    return run_scenario(sc, "builtin:gemini")
+
+
+def test_a_pass_can_carry_a_high_waste_grade(gemini_verdict) -> None:
+    """The published stop within 5 identical calls passes the bounds; what it spent shows in the grade."""
+    v = gemini_verdict
+    assert v.passed and v.grade is not None and v.grade.level == "high" and v.grade.wasted_executions == 3
+    assert v.whys[0] and "80,000" in v.whys[0]  # the bound's reason, in the order of expect
+
+
+def test_reports_carry_the_grade_and_each_why(gemini_verdict, tmp_path: Path) -> None:
+    entry, events = scenario_entry(gemini_verdict)
+    assert entry["grade"]["level"] == "high" and entry["grade"]["wasted_executions"] == 3
+    assert entry["invariants"][0]["name"] == "bounded" and "80,000" in entry["invariants"][0]["why"]
+    assert entry["invariants"][-1]["why"] is None  # an implicit check has no reason of its own
+    report, traces = build_report([(entry, events)], {"agent": "builtin:gemini"})
+    assert report["waste"] == {"graded": 1, "none": 0, "low": 0, "high": 1, "wasted_executions": 3,
+                               "wasted_turns": 3, "wasted_tokens": entry["grade"]["wasted_tokens"]}
+    md = render_markdown(report, traces)
+    assert "| Waste | 0 none, 0 low, 1 high of 1 graded; 3 executions and" in md
+    assert "| high: +3 exec, +" in md

@@ -23,8 +23,8 @@ from toolchaos.certification import certify, suite
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "independent-runtimes.md"
 
-BOUND = "one read-only execution more than builtin:guarded, the bound's exact count"
 FALSE_COMPLETED = "the model gave up after the block and the plain loop reported COMPLETED"
+FEEDBACK_COMPLETED = "COMPLETED after the loop feedback, within the bounds: the task was not done"
 NO_BUDGETS = "the design watches no budget but its 40-turn cap"
 
 NO_KEY = "retried the timed-out charge without a key: charged twice"
@@ -46,21 +46,10 @@ def _no_key_charges() -> Verdicts:
 
 EXPECTED: dict[str, Verdicts] = {
     "loopguard": {
-        "budget-steps": (("bounded.turns",), "b",
-                         "the design counts a step per tool call; max_steps counts model turns (undocumented)"),
         "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a",
                                           "no token budget: 16845 tokens against 4000"),
         "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
                                      "its 60 s wall-clock budget is shorter than the job (4 polls at 30 s)"),
-        "loop-abab-contradictory": (("bounded.executions",), "b", BOUND),
-        "loop-almost-two-of-three": (("bounded.executions",), "b", BOUND),
-        "loop-argument-jitter": (("bounded.executions",), "b", BOUND),
-        "loop-empty-result": (("bounded.executions",), "b", BOUND),
-        "loop-malformed-result": (("bounded.executions",), "b", BOUND),
-        "loop-oversized-refetch": (("bounded.executions", "bounded.tokens"), "b", BOUND),
-        "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "b",
-                                      "the bound needs the paraphrase templates folded into one loop key"),
-        "loop-search-read-cycle": (("bounded.executions",), "b", BOUND),
         **{sc: (("completed", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
                 "read only a retry_after number; the wait came as another header: retried at once")
            for sc in RESET_FORMS},
@@ -72,7 +61,7 @@ EXPECTED: dict[str, Verdicts] = {
     },
     "doomloop": {
         "budget-pending-never-finishes": (("terminal_state",), "a", FALSE_COMPLETED),
-        "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
+        "budget-steps": (("bounded.executions", "bounded.turns"), "a", NO_BUDGETS),
         "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a", NO_BUDGETS),
         "budget-wall-clock": (("bounded.virtual_seconds",), "a", NO_BUDGETS),
         "err-invalid-argument": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
@@ -92,8 +81,6 @@ EXPECTED: dict[str, Verdicts] = {
         "loop-argument-jitter": (("terminal_state",), "a", FALSE_COMPLETED),
         "loop-empty-result": (("terminal_state",), "a", FALSE_COMPLETED),
         "loop-exact-repeat-timeout": (("terminal_state",), "a", FALSE_COMPLETED),
-        "loop-ignores-refusals": (("bounded.turns",), "b",
-                                  "the published stop at 6 takes 6 turns (2 executions); the bound is guarded's 5"),
         "loop-malformed-result": (("terminal_state",), "a", FALSE_COMPLETED),
         "loop-no-progress-exploration": (("bounded.executions", "bounded.turns"), "a",
                                          "different queries never repeat: 40 executions"),
@@ -107,6 +94,8 @@ EXPECTED: dict[str, Verdicts] = {
         "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
         "side-email-asked-repeatedly": (("idempotent", "max_side_effects", "world_state.created"), "a",
                                         "two emails before the block"),
+        "side-email-jittered-resend": (("idempotent", "max_side_effects"), "a",
+                                       "two emails before the block (its loop key folds the jitter; no ledger)"),
         "side-lost-payment-response": (("idempotent", "max_side_effects"), "a",
                                        "retried the timed-out charge without a key: charged twice"),
         "side-write-before-guard-resume": (("idempotent", "max_side_effects", "terminal_state"), "a",
@@ -119,7 +108,7 @@ EXPECTED: dict[str, Verdicts] = {
         "budget-pending-never-finishes": (("terminal_state",), "a",
                                           "COMPLETED with the job still processing (the double took the feedback "
                                           "for the job's status)"),
-        "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
+        "budget-steps": (("bounded.executions", "bounded.turns"), "a", NO_BUDGETS),
         "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a", NO_BUDGETS),
         "budget-wall-clock": (("bounded.virtual_seconds",), "a", NO_BUDGETS),
         "err-invalid-argument": (("bounded.executions", "bounded.turns", "no_unchanged_resend", "terminal_state"),
@@ -137,18 +126,12 @@ EXPECTED: dict[str, Verdicts] = {
         "loop-abab-contradictory": (("bounded.executions", "bounded.turns"), "a", "A-B-A-B is never identical"),
         "loop-argument-jitter": (("bounded.executions", "bounded.turns"), "a",
                                  "no normalisation: a fresh request_id makes every call new"),
-        "loop-empty-result": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
-                              "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
-        "loop-exact-repeat-timeout": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
-                                      "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
-        "loop-ignores-refusals": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
-                                  "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
-        "loop-malformed-result": (("bounded.executions", "bounded.turns", "terminal_state"), "a",
-                                  "COMPLETED after the feedback; 4 executions exceed only guarded's bound"),
+        "loop-empty-result": (("terminal_state",), "a", FEEDBACK_COMPLETED),
+        "loop-exact-repeat-timeout": (("terminal_state",), "a", FEEDBACK_COMPLETED),
+        "loop-ignores-refusals": (("terminal_state",), "a", FEEDBACK_COMPLETED),
+        "loop-malformed-result": (("terminal_state",), "a", FEEDBACK_COMPLETED),
         "loop-no-progress-exploration": (("bounded.executions", "bounded.turns"), "a",
                                          "different queries are never identical: 40 executions"),
-        "loop-oversized-refetch": (("bounded.executions", "bounded.tokens", "bounded.turns"), "b",
-                                   "stopped within 5 identical calls as published; the bounds are guarded's 2 fetches"),
         "loop-paraphrase-same-docs": (("bounded.executions", "bounded.turns"), "a", "rewordings: 40 executions"),
         "loop-search-read-cycle": (("bounded.executions", "bounded.turns"), "a", "a cycle: 40 executions"),
         "resume-redo-only-unfinished": (("idempotent", "max_side_effects", "terminal_state"), "a",
@@ -157,6 +140,8 @@ EXPECTED: dict[str, Verdicts] = {
         "side-email-asked-repeatedly": (("bounded.turns", "idempotent", "max_side_effects", "world_state.created"),
                                         "a",
                                         "four emails before the detector fired"),
+        "side-email-jittered-resend": (("bounded.turns", "idempotent", "max_side_effects"), "a",
+                                       "no normalisation: a fresh request_id makes every send new: 40 emails"),
         "side-lost-payment-response": (("idempotent", "max_side_effects"), "a",
                                        "retried the timed-out charge without a key: charged twice"),
         "side-write-before-guard-resume": (("idempotent", "max_side_effects", "terminal_state"), "a",
@@ -166,7 +151,7 @@ EXPECTED: dict[str, Verdicts] = {
         **_no_key_charges(), REWRITE[0]: REWRITE[1],
     },
     "breaker": {
-        "budget-steps": (("bounded.turns",), "a", NO_BUDGETS),
+        "budget-steps": (("bounded.executions", "bounded.turns"), "a", NO_BUDGETS),
         "budget-tokens-growing-context": (("bounded.tokens", "terminal_state"), "a", NO_BUDGETS),
         "budget-wall-clock": (("bounded.virtual_seconds",), "a", NO_BUDGETS),
         "err-invalid-argument": (("bounded.executions", "no_unchanged_resend"), "a",
@@ -182,7 +167,9 @@ EXPECTED: dict[str, Verdicts] = {
                                         "tripped on the third read of a productive feed"),
         "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
                                      "tripped on the third poll of a job that finishes at the fifth"),
-        "loop-abab-contradictory": (("bounded.executions",), "b", BOUND),
+        "legit-two-feeds-in-turn": (("completed", "completed.successes[read_orders]",
+                                     "completed.successes[read_tickets]"), "a",
+                                    "an over-eager cycle detector: tripped on the fifth read of two productive feeds"),
         "loop-argument-jitter": (("bounded.executions", "bounded.turns"), "a",
                                  "no normalisation: a fresh request_id makes every hash new"),
         "loop-no-progress-exploration": (("bounded.executions", "bounded.turns"), "a",
@@ -195,6 +182,8 @@ EXPECTED: dict[str, Verdicts] = {
         "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
         "side-email-asked-repeatedly": (("idempotent", "max_side_effects", "world_state.created"), "a",
                                         "two emails before it tripped"),
+        "side-email-jittered-resend": (("bounded.turns", "idempotent", "max_side_effects"), "a",
+                                       "no normalisation: a fresh request_id makes every hash new: 40 emails"),
         "side-lost-payment-response": (("idempotent", "max_side_effects"), "a",
                                        "retried the timed-out charge without a key: charged twice"),
         "side-write-before-guard-resume": (("idempotent", "max_side_effects"), "a",
