@@ -14,9 +14,9 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos": [
         "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision", "GuardConfig", "GuardedAgent", "HARNESS_STATES",
         "HardCeiling", "InvariantViolation", "LeftoverStopped", "ModelClient", "ModelTurn", "NetworkBlocked",
-        "REPORT_FIELDS", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger", "SqliteStore", "TERMINAL_STATES",
-        "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify", "invariants",
-        "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
+        "REPORT_FIELDS", "REPORT_SYNONYMS", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger", "SqliteStore",
+        "TERMINAL_STATES", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify",
+        "invariants", "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
     ],
     "toolchaos.fake_tools": [
         "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
@@ -70,10 +70,10 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.scenario": [
         "CATEGORIES", "Expectation", "Restart", "SCENARIO_PATTERN", "SCHEMA_URL", "SEVERITIES", "Scenario",
-        "ScenarioError", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
+        "ScenarioError", "Useful", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
     ],
     "toolchaos.certification": [
-        "ABLATIONS", "AGENT_VARIANTS", "Matrix", "NAIVE_MUST_FAIL", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
+        "ABLATIONS", "AGENT_VARIANTS", "Grade", "Matrix", "NAIVE_MUST_FAIL", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
         "ablation_matrix", "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
         "run_scenario", "suite", "suite_files", "suite_root",
     ],
