@@ -47,14 +47,6 @@ class Grade:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def summary(self) -> str:
-        """One line: the level and what was wasted."""
-        if self.level == "none":
-            return "waste: none"
-        return (f"waste: {self.level} ({self.wasted_executions} executions, {self.wasted_turns} turns, "
-                f"{self.wasted_tokens:,} tokens beyond the useful {self.useful_executions} executions in "
-                f"{self.useful_turns} turns)")
-
 
 def grade_run(useful: Useful | None, result: RunResult) -> Grade | None:
     """The run's waste against ``useful``; None for a scenario that does not say what its useful work is."""
