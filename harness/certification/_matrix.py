@@ -60,25 +60,28 @@ class Matrix:
 
     def problems(self) -> list[str]:
         """Everything that would make the suite untrustworthy (empty when it proves itself)."""
-        out: list[str] = []
-        for s in self.scenarios:
-            if "guarded" in self.variants and self.failed(s.name, "guarded"):
-                bad = self.verdicts[(s.name, "guarded")].violations[0]
-                out.append(f"{s.name}: the reference agent (guarded) fails it: {bad.headline()}")
-            if "naive" in self.variants and s.category in NAIVE_MUST_FAIL and not self.failed(s.name, "naive"):
-                out.append(f"{s.name}: the naive agent passes a {s.category} scenario; it proves nothing")
-            if "eager" in self.variants and s.category == LEGIT and not self.failed(s.name, "eager"):
-                out.append(f"{s.name}: the over-eager guard passes this legitimate-repetition scenario")
-            for port in SOUND_PORTS:
-                if port in self.variants and s.category == "loops" and self.failed(s.name, port):
-                    bad = self.verdicts[(s.name, port)].violations[0]
-                    out.append(f"{s.name}: the sound published design {port} fails this loop scenario, "
-                               f"its bounds leave no room for it: {bad.headline()}")
-            if not any(self.failed(s.name, c) for c in self.variants if c != "guarded"):
-                out.append(f"{s.name}: no agent variant fails it; it catches nothing")
+        out = [p for s in self.scenarios for p in self._scenario_problems(s)]
         for c in self.variants:
             if c.startswith("-") and not self.caught_by(c) and not self._wastes_more_than_guarded(c):
                 out.append(f"ablation {c} ({ABLATIONS.get(c[1:], c)}): no scenario catches it")
+        return out
+
+    def _scenario_problems(self, s: Scenario) -> list[str]:
+        out: list[str] = []
+        if "guarded" in self.variants and self.failed(s.name, "guarded"):
+            bad = self.verdicts[(s.name, "guarded")].violations[0]
+            out.append(f"{s.name}: the reference agent (guarded) fails it: {bad.headline()}")
+        if "naive" in self.variants and s.category in NAIVE_MUST_FAIL and not self.failed(s.name, "naive"):
+            out.append(f"{s.name}: the naive agent passes a {s.category} scenario; it proves nothing")
+        if "eager" in self.variants and s.category == LEGIT and not self.failed(s.name, "eager"):
+            out.append(f"{s.name}: the over-eager guard passes this legitimate-repetition scenario")
+        for port in SOUND_PORTS:  # a bound that leaves a sound design no room measures closeness to the reference
+            if port in self.variants and s.category == "loops" and self.failed(s.name, port):
+                bad = self.verdicts[(s.name, port)].violations[0]
+                out.append(f"{s.name}: the sound published design {port} fails this loop scenario, "
+                           f"its bounds leave no room for it: {bad.headline()}")
+        if not any(self.failed(s.name, c) for c in self.variants if c != "guarded"):
+            out.append(f"{s.name}: no agent variant fails it; it catches nothing")
         return out
 
     def _wastes_more_than_guarded(self, variant: str) -> list[str]:
