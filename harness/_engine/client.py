@@ -7,7 +7,16 @@ from typing import Any
 
 from toolchaos._engine.state import RunState
 from toolchaos._internal.events import AskedCall, model_event
-from toolchaos._internal.model import Decision, ModelTurn, ModelView, ToolCall, Usage, estimate_tokens, read_feedback
+from toolchaos._internal.model import (
+    Decision,
+    Feedback,
+    ModelTurn,
+    ModelView,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    read_feedback,
+)
 from toolchaos.errors import HardCeiling, HarnessStop, PolicyCrashed, RunClosed
 
 
@@ -16,6 +25,7 @@ class ModelClient:
 
     def __init__(self, run: RunState) -> None:
         self._run = run
+        self.feedback: list[Feedback] = []  # the last turn's tool results as the policy read them
 
     def complete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
         run = self._run
@@ -29,7 +39,9 @@ class ModelClient:
             run.flush_pending()
             run.step += 1
             msgs = [dict(m) for m in messages]
-            view = ModelView(run.task, run.step, msgs, read_feedback(msgs), list(run.tools), run.rng, run.memory)
+            # What became of each call is the harness's record, not what the runtime wrote back.
+            self.feedback = read_feedback(msgs, run.handled())
+            view = ModelView(run.task, run.step, msgs, self.feedback, list(run.tools), run.rng, run.memory)
             try:
                 decision = run.policy.decide(view)
             except HarnessStop:

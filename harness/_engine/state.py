@@ -17,7 +17,7 @@ from typing import Any, cast
 from toolchaos._internal.clock import VirtualClock
 from toolchaos._internal.events import Event, Shown, api_event, skipped_event
 from toolchaos._internal.limits import Budgets, Ceiling
-from toolchaos._internal.model import TokenMeter, Usage
+from toolchaos._internal.model import Handled, TokenMeter, Usage
 from toolchaos.errors import HarnessStop
 from toolchaos.fake_tools import ToolSet
 from toolchaos.policies._builtin import Policy
@@ -72,6 +72,27 @@ class RunState:
                         del pending[i]
                         return cid
         return call_id
+
+    def handled(self) -> dict[str, Handled]:
+        """How each call asked for at the model's last turn was handled, by call id.
+
+        Only the events since that turn are read (a few per turn, so a long run stays linear);
+        an execution wins over a refusal of the same call (``no_execution_after_refusal``
+        judges that one).
+        """
+        out: dict[str, Handled] = {}
+        for e in reversed(self.events):
+            if e["kind"] == "model":
+                break
+            if e["kind"] == "tool":
+                cid = e["call_id"]
+                if cid is not None:
+                    out[cid] = Handled.of("tool")
+            elif e["kind"] == "refusal" or e["kind"] == "skipped":
+                cid = e["call_id"]
+                if cid is not None and cid not in out:
+                    out[cid] = Handled.of(e["kind"], e.get("guard"))
+        return out
 
     def flush_pending(self) -> None:
         """Calls the model asked for that were neither executed nor refused."""

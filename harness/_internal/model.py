@@ -7,9 +7,15 @@ The in-process agent contract speaks a neutral chat format (close to OpenAI's):
 - ``{"role": "tool", "tool_call_id": id, "content": anything}``
 
 ``interpret`` reads a tool message's content the way a model would: as data, an error
-(retryable or not), a refusal from the runtime, something empty or something
-malformed. Policies decide from that reading, never from the harness's ground truth,
-so an agent that hides an error from the model is tested as it really behaves.
+(retryable or not), something empty or something malformed. Policies decide from that
+reading, so an agent that hides an error from the model is tested as it really behaves.
+
+Whether a call was executed at all is not read from words: ``read_feedback`` takes the
+harness's own record of each requested call (``Handled``: executed, refused through
+``tools.refuse``, or never executed), so a refusal reads as one whatever the runtime told
+the model ("Potential loop detected", "Tool call limit exceeded", a ``json.dumps``'d
+dict). Only content the harness has no record of (a recorded log, a call id the runtime
+made up) is read for refusal words.
 """
 
 from __future__ import annotations
@@ -103,6 +109,7 @@ class Feedback:
     retryable: bool | None = None
     code: str | None = None
     retry_after: float | None = None
+    executed: bool | None = None  # the harness's record of the call; None: no record (read from the words)
 
     @property
     def ok(self) -> bool:
@@ -118,8 +125,12 @@ def is_empty(value: Any) -> bool:
     return False
 
 
-def interpret(content: Any) -> tuple[str, bool | None, str | None, float | None]:
-    """(kind, retryable, code, retry_after) of a tool message's content."""
+def interpret(content: Any, refusals: bool = True) -> tuple[str, bool | None, str | None, float | None]:
+    """(kind, retryable, code, retry_after) of a tool message's content.
+
+    ``refusals``: read refusal words and ``{"refused": true}`` as a refusal; off for a call
+    the harness saw executed (its record, not the wording, says what happened).
+    """
     if isinstance(content, (bytes, bytearray)):
         content = content.decode(errors="replace")
     if isinstance(content, str):
@@ -131,11 +142,11 @@ def interpret(content: Any) -> tuple[str, bool | None, str | None, float | None]
                 parsed = json.loads(text)
             except ValueError:
                 return "malformed", None, "malformed", None
-            if not isinstance(parsed, str):
-                return interpret(parsed)
-        return _interpret_text(text.lower())
+            # A JSON string is a result the runtime json.dumps()'d: read what it holds.
+            return interpret(parsed, refusals)
+        return _interpret_text(text.lower(), refusals=refusals)
     if isinstance(content, Mapping):
-        if content.get("refused"):
+        if refusals and content.get("refused"):
             return "refused", False, str(content.get("guard") or "refused"), None
         err = content.get("error")
         if err:
@@ -144,7 +155,7 @@ def interpret(content: Any) -> tuple[str, bool | None, str | None, float | None]
                 return ("error", err.get("retryable") if isinstance(err.get("retryable"), bool) else None,
                         str(err.get("code") or "error"),
                         float(retry_after) if isinstance(retry_after, (int, float)) else None)
-            return _interpret_text(str(err).lower(), default="error")
+            return _interpret_text(str(err).lower(), default="error", refusals=refusals)
         status = content.get("status")
         if isinstance(status, str) and status.lower() in PENDING_STATES:
             return "pending", True, "processing", None
@@ -153,8 +164,9 @@ def interpret(content: Any) -> tuple[str, bool | None, str | None, float | None]
     return "ok", None, None, None
 
 
-def _interpret_text(low: str, default: str = "ok") -> tuple[str, bool | None, str | None, float | None]:
-    if any(w in low for w in _REFUSAL_WORDS):
+def _interpret_text(low: str, default: str = "ok", refusals: bool = True
+                    ) -> tuple[str, bool | None, str | None, float | None]:
+    if refusals and any(w in low for w in _REFUSAL_WORDS):
         return "refused", False, "refused", None
     if default == "error" or any(w in low for w in _ERROR_WORDS):
         if any(w in low for w in _RETRY_WORDS):
@@ -178,8 +190,34 @@ class ModelView:
     memory: dict[str, Any] = field(default_factory=dict)  # the policy's own notes for this run
 
 
-def read_feedback(messages: Sequence[Mapping[str, Any]]) -> list[Feedback]:
-    """The tool results after the last assistant message, matched to the calls they answer."""
+@dataclass(frozen=True, slots=True)
+class Handled:
+    """What the harness recorded of one call the model asked for: executed, or not (and why)."""
+
+    executed: bool
+    code: str | None = None  # not executed: the guard a refusal named, or ``not_executed``
+
+    @classmethod
+    def of(cls, kind: str, guard: str | None = None) -> Handled:
+        """From the trace event kind that handled the call (``tool``, ``refusal``, ``skipped``)."""
+        if kind == "tool":
+            return _EXECUTED
+        return cls(False, (guard or "refused") if kind == "refusal" else "not_executed")
+
+
+_EXECUTED = Handled(True)
+
+
+def read_feedback(messages: Sequence[Mapping[str, Any]], record: Mapping[str, Handled] | None = None
+                  ) -> list[Feedback]:
+    """The tool results after the last assistant message, matched to the calls they answer.
+
+    ``record``: the harness's record of the calls by call id. An executed call is read from its
+    content, refusal words ignored. A call it did not execute reads as refused whatever the
+    runtime wrote in its place (or when it wrote nothing), unless the runtime answered it with
+    data (a recorded result, as a ledger that does not repeat an effect answers): that data is
+    read as the result. A call without a record is read from the words.
+    """
     last = -1
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "assistant":
@@ -196,13 +234,50 @@ def read_feedback(messages: Sequence[Mapping[str, Any]]) -> list[Feedback]:
         cid = str(msg.get("tool_call_id", ""))
         call = asked.get(cid, {})
         answered.add(cid)
-        kind, retryable, code, retry_after = interpret(msg.get("content"))
-        out.append(Feedback(cid, str(call.get("name", msg.get("name", "?"))), dict(call.get("arguments") or {}),
-                            msg.get("content"), kind, retryable, code, retry_after))
+        out.append(_feedback(cid, str(call.get("name", msg.get("name", "?"))), call, msg.get("content"),
+                             record.get(cid) if record else None))
     for cid, call in asked.items():
         if cid not in answered:
-            out.append(Feedback(cid, str(call.get("name")), dict(call.get("arguments") or {}), None, "missing"))
+            handled = record.get(cid) if record else None
+            if handled is not None and not handled.executed:
+                out.append(_feedback(cid, str(call.get("name")), call, None, handled))
+            else:
+                out.append(Feedback(cid, str(call.get("name")), dict(call.get("arguments") or {}), None, "missing",
+                                    executed=None if handled is None else True))
     return out
+
+
+def _feedback(cid: str, tool: str, call: Mapping[str, Any], content: Any, handled: Handled | None) -> Feedback:
+    args = dict(call.get("arguments") or {})
+    if handled is None:
+        kind, retryable, code, retry_after = interpret(content)
+        return Feedback(cid, tool, args, content, kind, retryable, code, retry_after)
+    if handled.executed:
+        kind, retryable, code, retry_after = interpret(content, refusals=False)
+        return Feedback(cid, tool, args, content, kind, retryable, code, retry_after, executed=True)
+    if is_data(content):  # not run, but answered with data (a ledger's recorded result): read the data
+        kind, retryable, code, retry_after = interpret(content)
+        if kind != "refused":
+            return Feedback(cid, tool, args, content, kind, retryable, code, retry_after, executed=False)
+    # Prose in place of a result ("Potential loop detected ...", "Tool call limit exceeded"), or nothing.
+    return Feedback(cid, tool, args, content, "refused", False, handled.code, None, executed=False)
+
+
+def is_data(content: Any) -> bool:
+    """A payload as a tool answers (a mapping, a list, JSON-shaped text even if broken); not prose."""
+    if isinstance(content, (bytes, bytearray)):
+        content = content.decode(errors="replace")
+    if isinstance(content, str):
+        text = content.strip()
+        if text[:1] in ("{", "["):
+            return True
+        if text[:1] != '"':
+            return False
+        try:  # a payload the runtime json.dumps()'d into a string
+            return is_data(json.loads(text))
+        except ValueError:
+            return False
+    return isinstance(content, (Mapping, list, tuple))
 
 
 def _encoder() -> Callable[[Any], int]:

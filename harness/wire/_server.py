@@ -37,7 +37,7 @@ import respx
 from respx.models import Route, SideEffectError
 from toolchaos._engine.state import RunState
 from toolchaos._internal.events import Shown
-from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens, read_feedback
+from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens
 from toolchaos.fake_tools.retry import SECONDS
 from toolchaos.fake_tools.retry import headers as retry_headers
 from toolchaos.wire import _formats as fmt
@@ -370,9 +370,9 @@ class Wire:
         ``shown``: for each result of the previous turn's calls, the content as the agent
         sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
         """
-        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
-                              for fb in read_feedback(messages)]
         turn: ModelTurn = self.model.complete(messages, tools)
+        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
+                              for fb in self.model.feedback]  # as the policy read them: the run's record by call id
         if shown:
             self._run.show(shown)
         return turn

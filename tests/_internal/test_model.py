@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from toolchaos._internal.model import TokenMeter, estimate_tokens, interpret, read_feedback
+from toolchaos._internal.model import Handled, TokenMeter, estimate_tokens, interpret, read_feedback
 
 
 @pytest.mark.parametrize("content,kind,retryable", [
@@ -22,6 +24,8 @@ from toolchaos._internal.model import TokenMeter, estimate_tokens, interpret, re
     ("Refused by the loop guard: exact repeat", "refused", False),
     ({"status": "processing", "poll": 1}, "pending", True),
     ('{"status": "done"}', "ok", None),
+    (json.dumps('{"id": "broken", "total": '), "malformed", None),  # a json.dumps()'d malformed payload
+    (json.dumps({"error": {"code": "timeout", "retryable": True}}), "error", True),
 ])
 def test_interpret(content, kind, retryable):
     got = interpret(content)
@@ -40,6 +44,46 @@ def test_read_feedback_matches_results_to_the_calls_and_notes_missing_ones():
     assert [(f.call_id, f.tool, f.kind) for f in fb] == [("a", "search", "ok"), ("b", "read_document", "missing")]
     assert fb[0].arguments == {"query": "q"}
     assert read_feedback([{"role": "user", "content": "t"}]) == []
+
+
+def _turn(*results: tuple[str, object]) -> list[dict[str, object]]:
+    calls = [{"id": cid, "name": "fetch_invoice", "arguments": {"invoice_id": "inv_1"}} for cid, _ in results]
+    return [{"role": "user", "content": "t"}, {"role": "assistant", "content": None, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": cid, "content": c} for cid, c in results if c is not None)]
+
+
+@pytest.mark.parametrize("content", [
+    "Potential loop detected: fetch_invoice was called 5 times in a row. Try something different.",
+    "Tool call limit exceeded. Do not call fetch_invoice again.",
+    json.dumps({"refused": True, "guard": "exact_repeat", "reason": "same call"}),
+    None,  # the runtime sent nothing back for it
+])
+def test_a_call_the_harness_did_not_execute_reads_as_refused_whatever_the_runtime_wrote(content):
+    for handled, code in ((Handled.of("refusal", "loop_detected"), "loop_detected"),
+                          (Handled.of("skipped"), "not_executed")):
+        fb = read_feedback(_turn(("c1", content)), {"c1": handled})[0]
+        assert (fb.kind, fb.code, fb.executed, fb.retryable) == ("refused", code, False, False)
+
+
+def test_a_call_not_executed_but_answered_with_data_reads_as_that_data():
+    # a ledger that does not repeat an effect answers with the recorded result
+    recorded = {"charged": True, "id": "ch_1"}
+    for content in (recorded, json.dumps(recorded)):
+        fb = read_feedback(_turn(("c1", content)), {"c1": Handled.of("refusal", "idempotency")})[0]
+        assert (fb.kind, fb.executed) == ("ok", False)
+    broken = read_feedback(_turn(("c1", '{"id": "broken", ')), {"c1": Handled.of("refusal", "idempotency")})[0]
+    assert (broken.kind, broken.executed) == ("malformed", False)  # the recorded payload, broken as it was
+
+
+def test_an_executed_call_is_read_from_its_content_without_refusal_words():
+    fb = read_feedback(_turn(("c1", "Refused by the bank: card declined, try again later")),
+                       {"c1": Handled.of("tool")})[0]
+    assert (fb.kind, fb.retryable, fb.executed) == ("error", True, True)
+
+
+def test_a_call_without_a_record_is_read_from_its_words():
+    fb = read_feedback(_turn(("c1", "Refused by the loop guard: exact repeat")), {"other": Handled.of("tool")})[0]
+    assert (fb.kind, fb.executed) == ("refused", None)
 
 
 def test_token_estimate_grows_with_the_conversation():
