@@ -14,6 +14,7 @@ catches what it always did)::
         │   ├── PolicyError [ValueError]        a policy's parameters
         │   ├── InvariantError [ValueError]     an invariant's parameters
         │   ├── AgentRefError [ValueError]      an agent reference (``builtin:NAME``, ``module:attr``)
+        │   │   └── AgentCallError                  an agent the harness could not call at all (a run ends ERROR)
         │   ├── LogFormatError [ValueError]     a log to import (``source``, ``record``, ``option``)
         │   ├── ReportError [ValueError]        a report level or output directory
         │   ├── ApiFaultError [ValueError]      a model-API fault or schedule
@@ -235,6 +236,17 @@ class AgentRefError(UserError, ValueError):
     """An agent reference could not be resolved."""
 
 
+class AgentCallError(AgentRefError):
+    """The harness could not call the agent at all: its signature fits no agent kind (nothing ran).
+
+    A run ends ERROR with this message rather than raising it (``toolchaos.run``), so a
+    certification counts it apart from failures and says it could not certify.
+    """
+
+    def __init__(self, agent: str, problem: object, accepted: str) -> None:
+        super().__init__(f"could not call agent {agent}: {problem}; {accepted}", field="agent")
+
+
 class LogFormatError(UserError, ValueError):
     """A log cannot be read; the message names the file, the record and the field.
 
@@ -439,7 +451,7 @@ class UnmatchedRequest(HarnessStop):
 
 
 __all__ = [
-    "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
+    "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
     "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
     "LogFormatError", "NetworkBlocked", "PatchError", "PolicyCrashed", "PolicyError", "ReportError", "RunClosed",
     "ScenarioError", "ScenarioFailed", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",

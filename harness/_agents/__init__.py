@@ -1,11 +1,22 @@
-"""Agents under test: the built-in reference agents and resolution of ``module:attr`` references."""
+"""Agents under test: the built-in reference agents, agent kinds and resolution of references."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
+from toolchaos._agents._kinds import (
+    ACCEPTED,
+    FRAMEWORKS,
+    IN_PROCESS,
+    KINDS,
+    SDK,
+    framework_of,
+    import_ref,
+    label,
+    recognise,
+    split,
+)
 from toolchaos._agents.breaker import breaker
 from toolchaos._agents.doomloop import doomloop
 from toolchaos._agents.gemini import gemini
@@ -18,30 +29,41 @@ BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded, "l
                                           "doomloop": doomloop, "gemini": gemini, "breaker": breaker}
 
 
-def resolve_agent(ref: Any) -> Callable[..., Any]:
-    """A callable from ``builtin:NAME``, ``package.module:attr`` or a callable."""
-    if callable(ref):
-        return ref  # type: ignore[no-any-return]
-    if not isinstance(ref, str) or ":" not in ref:
-        raise AgentRefError(f"agent reference {ref!r}: expected 'builtin:NAME' or 'package.module:attr'")
-    module, _, attr = ref.partition(":")
-    if module == "builtin":
-        if attr not in BUILTIN:
-            raise AgentRefError(f"no built-in agent {attr!r}{did_you_mean(attr, BUILTIN)}; "
-                                f"built-in: {', '.join('builtin:' + n for n in BUILTIN)}")
-        return BUILTIN[attr]
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError as exc:
-        raise AgentRefError(f"agent reference {ref!r}: cannot import {module!r} ({exc})") from None
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise AgentRefError(f"agent reference {ref!r}: {module!r} has no attribute {attr!r}") from None
-    if not callable(obj):
-        raise AgentRefError(f"agent reference {ref!r} is not callable")
+def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:
+    """The callable of an in-process (or, for the wire, ``sdk``) agent: a reference or a callable.
+
+    References: ``builtin:NAME``, ``package.module:attr``, ``KIND:package.module:attr``. A
+    reference naming another kind, or an object of another kind (a framework's agent), is an
+    error that says what runs it: ``toolchaos.adapters.agent_under_test`` runs every kind. Any
+    other object is returned as it is: one that cannot be called fails at the call, where the
+    run ends ERROR saying so (``toolchaos._agents._kinds.call``).
+    """
+    obj = _load(ref, kind) if isinstance(ref, str) else ref
+    found = framework_of(obj)
+    if found is not None:
+        raise AgentRefError(_elsewhere(label(ref), found, kind))
     return obj  # type: ignore[no-any-return]
 
 
-__all__ = ["BUILTIN", "AgentRefError", "GuardConfig", "GuardedAgent", "guarded", "naive", "resolve_agent"]
+def _load(ref: str, kind: str) -> Any:
+    named, target = split(ref)
+    if named is not None and named != kind:
+        raise AgentRefError(_elsewhere(ref, named, kind))
+    module, _, attr = target.partition(":")
+    if module != "builtin":
+        return import_ref(target)
+    if attr not in BUILTIN:
+        raise AgentRefError(f"no built-in agent {attr!r}{did_you_mean(attr, BUILTIN)}; "
+                            f"built-in: {', '.join('builtin:' + n for n in BUILTIN)}")
+    return BUILTIN[attr]
+
+
+def _elsewhere(ref: str, found: str, wanted: str) -> str:
+    runner = "toolchaos.wire.run" if found == SDK else "toolchaos.adapters.agent_under_test"
+    return (f"agent {ref} is of kind {found} ({KINDS[found]}), not {wanted}: run it with {runner} "
+            f"(toolchaos certify --agent and pytest --chaos-agent run every kind)")
+
+
+__all__ = ["ACCEPTED", "BUILTIN", "FRAMEWORKS", "IN_PROCESS", "KINDS", "SDK", "AgentRefError", "GuardConfig",
+           "GuardedAgent", "framework_of", "guarded", "import_ref", "label", "naive", "recognise", "resolve_agent",
+           "split"]

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolchaos._agents import _kinds as agent_kinds
 from toolchaos._agents import resolve_agent
 from toolchaos._engine.client import ModelClient
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.state import RunState
+from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 from toolchaos._internal import clock as _clock
 from toolchaos._internal import isolation as _isolation
@@ -30,7 +32,7 @@ from toolchaos._internal.events import end_event
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import AgentResult, report_value
-from toolchaos.errors import HardCeiling, NetworkBlocked, PolicyCrashed, WatchdogExpired
+from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, WatchdogExpired
 from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
 from toolchaos.policies._builtin import as_policy
 
@@ -41,7 +43,10 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
         ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None) -> RunResult:
     """Run ``agent(task, model, tools)`` once and return what happened.
 
-    ``agent`` is a callable or a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``).
+    ``agent`` is a callable, a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``) or an
+    ``AgentUnderTest`` of any kind (``toolchaos.adapters.agent_under_test``), whose own run
+    this calls. An agent the harness cannot call at all ends ``ERROR`` (harness stop
+    ``uncallable``) with a message naming the call forms it accepts.
     ``artifacts``: a directory; the trace is written there as ``<name>.trace.jsonl``.
     ``store``: ``tools.store`` (a dict, or ``toolchaos.SqliteStore`` to survive a process restart).
     ``ledger``: an effect ledger to continue (a resumed run keeps counting); by default a new
@@ -49,12 +54,15 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     ``world``: the state behind the tools (a ``World``, or its collections as plain data to start
     from); a run restarted against the same ``World`` finds what the first run wrote.
     """
+    if isinstance(agent, AgentUnderTest):
+        return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
+                            store=store, name=name, artifacts=artifacts, ledger=ledger, world=world)
     agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()
     r = _state(name, task, seed, tools, policy, budgets, ceiling or Ceiling(), store, ledger,
                world if isinstance(world, World) else World(world))
-    ending = _drive(agent_fn, r)
+    ending = _drive(agent_fn, agent_kinds.label(agent), r)
     res = _finish(r, ending)
     if artifacts is not None:
         res.trace.write(Path(artifacts) / f"{safe_name(name)}.trace.jsonl")
@@ -74,7 +82,7 @@ class _Ending:
     """How a run ended: the agent's result, and the harness's stop when the harness ended it."""
 
     result: AgentResult
-    harness_stop: str | None = None  # ceiling | watchdog | network | policy | interrupted | crash | threads
+    harness_stop: str | None = None  # ceiling | watchdog | network | policy | interrupted | crash | threads | uncallable
     error: str | None = None
     interrupted: BaseException | None = None  # re-raised once the trace is kept (Ctrl-C, the policy's bug)
 
@@ -92,7 +100,7 @@ def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: A
                     {} if store is None else store)
 
 
-def _drive(agent_fn: Callable[..., Any], r: RunState) -> _Ending:
+def _drive(agent_fn: Callable[..., Any], label: str, r: RunState) -> _Ending:
     """Run the agent under the watchdog, the socket guard and the run's clock; close the run."""
     toolbox, model = Toolbox(r), ModelClient(r)
     clock = r.clock
@@ -103,7 +111,7 @@ def _drive(agent_fn: Callable[..., Any], r: RunState) -> _Ending:
     threads_before = set(threading.enumerate())
     try:
         try:
-            out = agent_fn(r.task, model, toolbox)
+            out = agent_kinds.call(agent_fn, label, r.task, model, toolbox)
             if inspect.isawaitable(out):
                 out = _clock.run_awaitable(out, clock)  # asyncio.run, virtual time
         finally:
@@ -120,6 +128,8 @@ def _drive(agent_fn: Callable[..., Any], r: RunState) -> _Ending:
 
 
 def _stopped_by(exc: BaseException, real_seconds: float, limit_source: str) -> _Ending:
+    if isinstance(exc, AgentCallError):  # nothing ran: not the agent's failure, the harness's error
+        return _Ending(AgentResult("ERROR"), "uncallable", str(exc))
     if isinstance(exc, HardCeiling):
         return _Ending(AgentResult("HARD_CEILING"), "ceiling", str(exc))
     if isinstance(exc, WatchdogExpired):

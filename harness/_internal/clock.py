@@ -33,7 +33,8 @@ import selectors
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Coroutine, Mapping
+from collections.abc import Awaitable, Coroutine, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import freezegun
@@ -116,6 +117,26 @@ async def _virtual_async_sleep(delay: float, result: Any = None) -> Any:
         return await _real_async_sleep(delay, result)  # on a virtual loop the timer itself is virtual
     clock.advance(delay)
     return await _real_async_sleep(0, result)
+
+
+@contextmanager
+def real_datetime() -> Iterator[None]:
+    """The real ``datetime``/``date`` classes in ``datetime`` for a block, even with the clock installed.
+
+    For imports: a module imported while freezegun is active binds its fakes, and ``pydantic.v1``
+    (which LangChain imports) then fails at import (``class ConstrainedDate(date, metaclass=...)``
+    is a metaclass conflict with freezegun's ``FakeDate``). Imported in this block, it binds the
+    real classes (fake instances still pass its checks: they subclass the real ones).
+    """
+    saved = (_dt.datetime, _dt.date)
+    faked = saved[0] is not _fz.real_datetime
+    if faked:
+        _dt.datetime, _dt.date = _fz.real_datetime, _fz.real_date  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        if faked:
+            _dt.datetime, _dt.date = saved  # type: ignore[misc]
 
 
 def installed() -> bool:

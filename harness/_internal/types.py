@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 TERMINAL_STATES = ("COMPLETED", "STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED", "PARTIAL")
-HARNESS_STATES = ("CRASHED", "HARD_CEILING", "WATCHDOG")
+HARNESS_STATES = ("CRASHED", "HARD_CEILING", "WATCHDOG", "ERROR")  # ERROR: the harness could not call the agent
 # How much a run wasted beyond its scenario's useful work (toolchaos.certification.Grade), as reports count them.
 WASTE_LEVELS = ("none", "low", "high")
 REPORT_FIELDS = ("state", "guard", "reason", "completed", "unmet_precondition", "last_checkpoint",

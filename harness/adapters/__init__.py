@@ -10,8 +10,13 @@ framework raises ``ImportError`` naming the extra to install.
 - ``toolchaos.adapters.openai_agents``: OpenAI Agents SDK (``Runner``)
 - ``toolchaos.adapters.pydantic_ai``: pydantic-ai ``Agent`` (OpenAI model, or ``FunctionModel``)
 - ``toolchaos.adapters.langgraph``: LangGraph prebuilt ReAct agent with ``ChatOpenAI``
+
+``agent_under_test(reference or object)`` resolves an agent of any kind (in-process, SDK, or a
+framework's own agent object: an ``agents.Agent``, a pydantic-ai ``Agent``, a LangGraph
+compiled graph) to the run of its kind; ``toolchaos.run`` then takes it like any agent.
 """
 
 from toolchaos.adapters._common import FRAMEWORKS, ending, require
+from toolchaos.adapters._subject import agent_under_test
 
-__all__ = ["FRAMEWORKS", "ending", "require"]
+__all__ = ["FRAMEWORKS", "agent_under_test", "ending", "require"]

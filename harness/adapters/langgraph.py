@@ -16,7 +16,8 @@ to STOPPED_LOOP_GUARD, guard ``recursion_limit``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from toolchaos.adapters._common import ending, require, tool_result_text
@@ -25,6 +26,7 @@ require("langgraph")
 
 from langchain_core.tools import StructuredTool  # noqa: E402
 from langgraph.errors import GraphRecursionError  # noqa: E402
+from langgraph.prebuilt import ToolNode  # noqa: E402
 
 
 def tools(env: Any) -> list[Any]:
@@ -45,28 +47,64 @@ def chat_model(env: Any, model: str = "gpt-4o-mini") -> Any:
     return ChatOpenAI(model=model, base_url=env.openai_base_url, api_key=env.api_key)
 
 
-def agent(*, build: Callable[[Any, list[Any]], Any] | None = None, recursion_limit: int | None = None,
-          prompt: str | None = None) -> Callable[[str, Any], Any]:
-    """An agent for ``wire.run`` driving a LangGraph graph (``create_react_agent`` unless ``build(model, tools)``)."""
+def agent(*, build: Callable[[Any, list[Any]], Any] | None = None, graph: Any = None,
+          recursion_limit: int | None = None, prompt: str | None = None) -> Callable[[str, Any], Any]:
+    """An agent for ``wire.run`` driving a LangGraph graph (``create_react_agent`` unless ``build(model, tools)``).
+
+    ``graph`` is your own compiled graph (``create_react_agent``, ``create_agent``,
+    ``StateGraph(...).compile()``) as it is, its model and all, with the fake tools in its
+    tool nodes for the length of the run.
+    """
 
     def run(task: str, env: Any) -> Any:
-        model, fake = chat_model(env), tools(env)
+        fake = tools(env)
+        if graph is not None:
+            with tools_in(graph, fake):
+                return _invoke(graph, task, recursion_limit)
+        model = chat_model(env)
         if build is not None:
-            graph = build(model, fake)
-        else:
-            with warnings.catch_warnings():  # create_react_agent is deprecated in favour of langchain's create_agent
-                warnings.simplefilter("ignore")
-                from langgraph.prebuilt import create_react_agent
+            return _invoke(build(model, fake), task, recursion_limit)
+        with warnings.catch_warnings():  # create_react_agent is deprecated in favour of langchain's create_agent
+            warnings.simplefilter("ignore")
+            from langgraph.prebuilt import create_react_agent
 
-                graph = create_react_agent(model, fake, prompt=prompt)
-        config: dict[str, Any] = {}
-        if recursion_limit is not None:
-            config["recursion_limit"] = recursion_limit
-        try:
-            state = graph.invoke({"messages": [("user", task)]}, config or None)
-        except GraphRecursionError as exc:
-            return ending(limit="recursion_limit", error=exc)
-        last = state["messages"][-1]
-        return ending(answer=getattr(last, "content", None) if not getattr(last, "tool_calls", None) else None)
+            return _invoke(create_react_agent(model, fake, prompt=prompt), task, recursion_limit)
 
     return run
+
+
+def _invoke(graph: Any, task: str, recursion_limit: int | None) -> Any:
+    config: dict[str, Any] = {}
+    if recursion_limit is not None:
+        config["recursion_limit"] = recursion_limit
+    try:
+        state = graph.invoke({"messages": [("user", task)]}, config or None)
+    except GraphRecursionError as exc:
+        return ending(limit="recursion_limit", error=exc)
+    last = state["messages"][-1]
+    return ending(answer=getattr(last, "content", None) if not getattr(last, "tool_calls", None) else None)
+
+
+# What a ToolNode dispatches on. Not public API: LangGraph has no way to give a compiled graph
+# other tools, so the node's own tables are swapped for those of a ToolNode of the fake tools.
+_TOOL_TABLES = ("_tools_by_name", "_injected_args")
+
+
+@contextmanager
+def tools_in(graph: Any, fake: list[Any]) -> Iterator[None]:
+    """The fake tools in every tool node of ``graph`` (``ToolNode``, as prebuilt agents use), then its own again."""
+    nodes = [n.bound for n in graph.nodes.values() if all(hasattr(n.bound, t) for t in _TOOL_TABLES)]
+    if not nodes:
+        raise ValueError(f"the LangGraph graph has no ToolNode to give the scenario's tools to "
+                         f"(nodes: {', '.join(graph.nodes)})")
+    fresh = ToolNode(fake)
+    saved = [(node, [getattr(node, t) for t in _TOOL_TABLES]) for node in nodes]
+    for node in nodes:
+        for t in _TOOL_TABLES:
+            setattr(node, t, getattr(fresh, t))
+    try:
+        yield
+    finally:
+        for node, tables in saved:
+            for t, table in zip(_TOOL_TABLES, tables):
+                setattr(node, t, table)

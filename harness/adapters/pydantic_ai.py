@@ -96,24 +96,29 @@ def openai_model(env: Any, model_name: str = "gpt-4o-mini") -> Any:
     return OpenAIChatModel(model_name, provider=OpenAIProvider(base_url=env.openai_base_url, api_key=env.api_key))
 
 
-def agent(*, function_model: bool = False, build: Callable[[Any, list[Any]], Any] | None = None,
+def agent(*, function_model: bool = False, build: Callable[[Any, list[Any]], Any] | None = None, base: Any = None,
           instructions: str = "You are a helpful assistant. Use the tools to complete the task.",
           usage_limits: Any = None) -> Callable[[str, Any], Any]:
     """An agent for ``wire.run`` driving ``pydantic_ai.Agent.run`` (defaults unless given).
 
     ``build(model, tools)`` returns your own ``Agent`` built on the given model and tools.
+    ``base`` is your own ``Agent`` as it is (its model, instructions and settings), run with
+    the fake tools in place of its own (``Agent.override``); the wire's model only when it has none.
     """
     use_function_model = function_model
 
     async def run(task: str, env: Any) -> Any:
-        model = globals()["function_model"](env) if use_function_model else openai_model(env)
         fake = tools(env)
-        pa = build(model, fake) if build is not None else Agent(model, instructions=instructions, tools=fake)
         kwargs: dict[str, Any] = {}
         if usage_limits is not None:
             kwargs["usage_limits"] = usage_limits
         try:
-            result = await pa.run(task, **kwargs)
+            if base is not None:
+                result = await _run_own(base, task, fake, env, kwargs)
+            else:
+                model = globals()["function_model"](env) if use_function_model else openai_model(env)
+                pa = build(model, fake) if build is not None else Agent(model, instructions=instructions, tools=fake)
+                result = await pa.run(task, **kwargs)
         except UsageLimitExceeded as exc:
             return ending(limit="usage_limit", error=exc)
         except AgentRunError as exc:
@@ -121,3 +126,11 @@ def agent(*, function_model: bool = False, build: Callable[[Any, list[Any]], Any
         return ending(answer=result.output)
 
     return run
+
+
+async def _run_own(own: Any, task: str, fake: list[Any], env: Any, kwargs: dict[str, Any]) -> Any:
+    """Your agent with the fake tools in place of its tools and toolsets, for this run only."""
+    if own.model is None:  # an agent given its model at run time: the wire's
+        kwargs = {**kwargs, "model": openai_model(env)}
+    with own.override(tools=fake, toolsets=[]):
+        return await own.run(task, **kwargs)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolchaos._agents import BUILTIN, GuardedAgent, naive
+from toolchaos._engine import AgentUnderTest
 
 ABLATIONS: dict[str, str] = {
     "normalise_args": "no argument normalisation",
@@ -47,6 +48,8 @@ def agent_label(agent: Any) -> str:
     """How a verdict names an agent: its reference, its variant label, else its name."""
     if isinstance(agent, str):
         return agent
+    if isinstance(agent, AgentUnderTest):
+        return agent.label
     for label, variant in AGENT_VARIANTS.items():
         if agent is variant:
             return label

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from toolchaos._internal.version import VERSION
 from toolchaos.cli._run import (
+    AGENT_REF_HELP,
     add_real_seconds_argument,
+    errors_note,
     load,
     real_seconds_limit,
     resolve_agent_ref,
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
 EXAMPLES = """\
   toolchaos certify                                  # the reference agent, builtin:guarded
-  toolchaos certify --agent myapp.agent:run          # your agent
+  toolchaos certify --agent myapp.agent:run          # your agent: in-process, SDK or a framework's, recognised
+  toolchaos certify --agent sdk:myapp.agent:run      # the kind named: in-process, sdk, openai-agents, pydantic-ai, langgraph
   toolchaos certify --agent builtin:naive -k 'loop-*'
   toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
   toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine
@@ -41,7 +44,7 @@ EXAMPLES = """\
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="REF", default="builtin:guarded",
-                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default builtin:guarded)")
+                        help=f"agent under test: {AGENT_REF_HELP} (default builtin:guarded)")
     parser.add_argument("--suite", metavar="DIR", help="a directory of scenarios instead of the bundled suite")
     parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
     parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
@@ -74,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
     started = datetime.now(timezone.utc)
     verdicts = run_each(scenarios, agent, args)
     passed = sum(v.passed for v in verdicts)
-    print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed", file=sys.stderr)
+    print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed{errors_note(verdicts)}", file=sys.stderr)
     suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": VERSION}
     return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, **suite_meta})
 

@@ -11,7 +11,7 @@ from toolchaos import invariants
 from toolchaos._engine import RunResult
 from toolchaos._engine import run as run_agent
 from toolchaos._internal.trace import Trace
-from toolchaos.cli._run import add_real_seconds_argument, real_seconds_limit, resolve_agent_ref
+from toolchaos.cli._run import AGENT_REF_HELP, add_real_seconds_argument, real_seconds_limit, resolve_agent_ref
 from toolchaos.errors import CommandError, LogFormatError, render_violations
 from toolchaos.invariants import Invariant
 from toolchaos.logs import FORMATS, Conversation, conversation, read_records, replay_tools
@@ -28,7 +28,7 @@ EXAMPLES = """\
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="TRACE", help="a toolchaos trace or an agent log (.gz is read too)")
     parser.add_argument("--agent", default="builtin:guarded", metavar="REF",
-                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default builtin:guarded)")
+                        help=f"agent under test: {AGENT_REF_HELP} (default builtin:guarded)")
     parser.add_argument("--format", default="auto", choices=["auto", *FORMATS], help="log format (default: detected)")
     parser.add_argument("--session", metavar="ID", help="which session of the log (default: the first)")
     parser.add_argument("--max-executions", type=int, default=3, metavar="N",

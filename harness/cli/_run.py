@@ -12,15 +12,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from toolchaos._agents import resolve_agent
+from toolchaos._agents import KINDS
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
     check_real_seconds,
     set_session_real_seconds,
 )
+from toolchaos.adapters import agent_under_test
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError
-from toolchaos.reports import add_report_arguments, finish_command
+from toolchaos.reports import add_report_arguments, could_not_call, finish_command, verdict_status
 
 HELP = "run scenario files (or directories of them) against an agent"
 EXAMPLES = """\
@@ -30,12 +31,16 @@ EXAMPLES = """\
   toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
   toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
 
+# The agent reference every command takes (certify, run, replay): the kinds are toolchaos._agents.KINDS.
+AGENT_REF_HELP = ("'builtin:NAME', 'package.module:attr' (the kind recognised: an in-process or SDK agent, a "
+                  f"framework's agent object) or 'KIND:package.module:attr' (KIND: {', '.join(KINDS)})")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or directories")
     parser.add_argument("--agent", metavar="REF",
-                        help="agent under test: 'builtin:NAME' or 'package.module:attr' (default: the scenario's "
-                             "own agent, else builtin:guarded)")
+                        help=f"agent under test: {AGENT_REF_HELP} (default: the scenario's own agent, else "
+                             "builtin:guarded)")
     parser.add_argument("--seed", type=int, metavar="N", help="seed for every run (default: each scenario's)")
     parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
     parser.add_argument("--allow-imports", action="store_true",
@@ -87,14 +92,13 @@ def real_seconds_limit(raw: str | None) -> Iterator[None]:
 
 
 def resolve_agent_ref(ref: str | None) -> Any:
-    """A command-line agent reference checked now, as one clear line when it is wrong."""
+    """A command-line agent reference of any kind, resolved now: one clear line when it is wrong."""
     if ref is None:
         return None
     try:
-        resolve_agent(ref)
+        return agent_under_test(ref)
     except AgentRefError as exc:
         raise CommandError(str(exc)) from None
-    return ref
 
 
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
@@ -117,9 +121,11 @@ def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
 
 
 def line(verdict: Any) -> str:
-    status = "PASS" if verdict.passed else "FAIL"
+    status = verdict_status(verdict).upper()
     text = f"{status}  {verdict.id}  ({verdict.category}, {verdict.severity})"
-    if not verdict.passed:
+    if status == "ERROR" and verdict.result.error:
+        text += f"\n      {verdict.result.error.strip().splitlines()[-1]}"
+    elif not verdict.passed:
         text += f"\n      {verdict.violations[0].headline()}"
     return text
 
@@ -135,6 +141,12 @@ def as_json(verdict: Any) -> str:
                         "seq": v.seq} for v in verdict.violations],
         "trace": str(r.trace.path) if r.trace.path else None,
     }, sort_keys=True)
+
+
+def errors_note(verdicts: list[Any]) -> str:
+    """``, N errors``: scenarios that could not judge the agent, counted apart from its failures."""
+    errors = sum(verdict_status(v) == "error" for v in verdicts)
+    return f", {errors} errors" if errors else ""
 
 
 def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
@@ -175,9 +187,10 @@ def _run(args: argparse.Namespace) -> int:
     scenarios = select(scenarios, args.keyword)
     started = datetime.now(timezone.utc)
     verdicts = run_each(scenarios, agent, args, seed=args.seed)
-    failed = sum(not v.passed for v in verdicts)
-    print(f"\n{len(verdicts) - failed} passed, {failed} failed", file=sys.stderr)
-    if not (args.report or args.require):
-        return 1 if failed else 0
+    failed = sum(verdict_status(v) == "fail" for v in verdicts)
+    passed = sum(v.passed for v in verdicts)
+    print(f"\n{passed} passed, {failed} failed{errors_note(verdicts)}", file=sys.stderr)
+    if not (args.report or args.require or could_not_call(verdicts)):
+        return 0 if all(v.passed for v in verdicts) else 1
     meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
     return finish_command(args, verdicts, meta)

@@ -593,7 +593,8 @@ class Terminated(Invariant):
             return []
         end = result.trace.of_kind("end")
         why = {"ceiling": "the harness ceiling ended it", "watchdog": "the real-time watchdog ended it",
-               "crash": "the agent crashed", "policy": "the policy crashed", "interrupted": "interrupted"}
+               "crash": "the agent crashed", "policy": "the policy crashed", "interrupted": "interrupted",
+               "uncallable": "the harness could not call the agent"}
         detail = why.get(result.harness_stop, result.harness_stop)
         if result.error:
             detail += f": {result.error.strip().splitlines()[-1]}"

@@ -5,7 +5,8 @@
 - ``@pytest.mark.chaos(agent=..., seed=..., budgets=..., ceiling=...)``: the marker's
   arguments are ``toolchaos.Chaos``'s own, validated by the same code.
 - ``chaos`` fixture: a ``toolchaos.Chaos`` for the test, its runs named after the test.
-- ``--chaos-agent=module:attr`` (ini ``chaos_agent``), ``--chaos-seed=N``,
+- ``--chaos-agent=REF`` (ini ``chaos_agent``): an agent of any kind (``toolchaos.adapters.agent_under_test``),
+  ``--chaos-seed=N``,
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
 - ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
   for every run of the session whose test or scenario sets no ``real_seconds`` of its own
@@ -22,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolchaos._agents import IN_PROCESS, KINDS
 from toolchaos._engine import safe_name
 from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, set_session_real_seconds
 from toolchaos._session import Chaos
+from toolchaos.adapters import agent_under_test
 from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin._settings import (
     REAL_SECONDS_INI,
@@ -46,8 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--chaos", action="store_true", default=False,
                     help="run chaos tests (@pytest.mark.chaos tests and chaos scenarios)")
     group.addoption("--chaos-agent", default=None, metavar="REF",
-                    help="agent under test, 'package.module:attr' or 'builtin:NAME' "
-                         "(default: ini chaos_agent, else builtin:guarded)")
+                    help="agent under test: 'builtin:NAME', 'package.module:attr' (an in-process or SDK agent, or "
+                         "a framework's agent object, recognised) or 'KIND:package.module:attr' (KIND: "
+                         f"{', '.join(KINDS)}) (default: ini chaos_agent, else builtin:guarded)")
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
     group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
                     help="also fuzz every scenario's fault schedules with N examples "
@@ -62,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "SECONDS as a failure (WATCHDOG); a scenario's or test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
                          f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
-    parser.addini("chaos_agent", "agent under test for chaos runs ('module:attr' or 'builtin:NAME')",
+    parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
                   default="builtin:guarded")
     parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
                                     f"(default {DEFAULT_REAL_SECONDS:g}; {SDK_REAL_SECONDS:g} for toolchaos.wire SDK "
@@ -116,6 +120,13 @@ def chaos(request: pytest.FixtureRequest) -> Chaos:
                                     f"(agent=, seed=, budgets=, ceiling=)")
         kwargs.update({k: v for k, v in marker.kwargs.items() if v is not None})
     try:
+        kwargs["agent"] = _any_kind(kwargs["agent"])
         return Chaos(**kwargs)
     except (TypeError, ValueError) as exc:
         raise pytest.UsageError(f"{request.node.nodeid}: bad @pytest.mark.chaos arguments: {exc}") from None
+
+
+def _any_kind(agent: Any) -> Any:
+    """An agent of another kind (SDK, a framework's) as an ``AgentUnderTest``; an in-process one as given."""
+    resolved = agent_under_test(agent)
+    return agent if resolved.kind == IN_PROCESS else resolved

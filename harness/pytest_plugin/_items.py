@@ -16,7 +16,8 @@ broke, and the path of the trace file (``--chaos-artifacts=DIR``; without it the
 of a failing scenario is written under pytest's cache directory).
 
 Which agent runs a scenario: ``--chaos-agent`` on the command line, else the scenario's
-own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``. The seed:
+own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``; of any kind
+(``toolchaos.adapters.agent_under_test``). The seed:
 ``--chaos-seed``, else the scenario's ``seed``. The real-time limit: the scenario's
 ``ceiling: {real_seconds: ...}``, else ``--chaos-real-seconds``, else the ini option
 ``chaos_real_seconds``, else 5 s (the engine applies the session's limit to every run whose
@@ -31,8 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._engine import safe_name
-from toolchaos.errors import ScenarioError, ScenarioFailed
+from toolchaos._engine import AgentUnderTest, safe_name
+from toolchaos.adapters import agent_under_test
+from toolchaos.errors import AgentRefError, ScenarioError, ScenarioFailed
 from toolchaos.pytest_plugin._settings import settings_key
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
@@ -116,16 +118,18 @@ class ScenarioItem(pytest.Item):
         self.verdict: Verdict | None = None
         self.extra_keyword_matches.update({scenario.category, scenario.severity, *scenario.tags})
 
-    def _agent(self) -> str:
+    def _agent(self) -> AgentUnderTest:
         opt = self.config.option
-        return str(opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded")
+        ref = opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
+        return agent_under_test(str(ref))  # any kind: in-process, SDK, a framework's agent
 
     def runtest(self) -> None:
         from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs
 
         opt = self.config.option
         artifacts = self.config.stash[settings_key].artifacts
-        verdict = run_scenario(self.scenario, self._agent(), seed=opt.chaos_seed, artifacts=artifacts)
+        agent = self._agent()
+        verdict = run_scenario(self.scenario, agent, seed=opt.chaos_seed, artifacts=artifacts)
         self.verdict = verdict
         self.config.stash.setdefault(verdicts_key, []).append(verdict)
         # not at import time: pytest imports its plugin modules itself (pytest_plugins), and warns if one is loaded first
@@ -142,13 +146,15 @@ class ScenarioItem(pytest.Item):
             # message carries the shrunk case as a complete YAML scenario.
             from toolchaos.fuzzing._core import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
 
-            fuzz_scenario(self.scenario, self.scenario.fuzz, agent=self._agent(), examples=examples).check()
+            fuzz_scenario(self.scenario, self.scenario.fuzz, agent=agent, examples=examples).check()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
             from toolchaos.certification import render_failure  # loaded already: runtest() ran the scenario
 
             return render_failure(excinfo.value.verdict)
+        if isinstance(excinfo.value, AgentRefError):  # the agent reference: its message, not a traceback
+            return f"chaos scenario {self.scenario.name}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

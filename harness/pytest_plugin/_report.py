@@ -31,6 +31,7 @@ from toolchaos.reports import (
     RunMeta,
     certified,
     check_level,
+    could_not_call,
     level_reached,
     scenario_entry,
     write_entries,
@@ -168,8 +169,11 @@ class _ReportHooks:
         require = col.require or "all"
         ok = certified(entries, require)
         tr.section("toolchaos certification", sep="-", green=ok, red=not ok, bold=True)
+        problem = could_not_call(entries)
         if not entries:
             tr.write_line("no chaos scenario ran (run with --chaos); nothing is certified")
+        elif problem is not None:
+            tr.write_line(f"COULD NOT CERTIFY: {problem}", red=True, bold=True)
         else:
             word = "CERTIFIED" if ok else "NOT CERTIFIED"
             tr.write_line(f"{word}: level reached {level_reached(entries)}, required {require}; "

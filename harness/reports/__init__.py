@@ -37,14 +37,18 @@ from toolchaos.reports._levels import (
     LEVELS,
     certified,
     check_level,
+    could_not_call,
     exit_code,
     level_reached,
+    verdict_status,
 )
 from toolchaos.reports._meta import RunMeta
 from toolchaos.reports._write import append_step_summary, read_report, write_entries, write_reports
 
 __all__ = [
     "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "SCHEMA", "SCHEMA_VERSION", "ReportError", "RunMeta",
-    "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "exit_code",
-    "finish_command", "level_reached", "read_report", "scenario_entry", "write_entries", "write_reports",
+    "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "could_not_call",
+    "exit_code",
+    "finish_command", "level_reached", "read_report", "scenario_entry", "verdict_status", "write_entries",
+    "write_reports",
 ]

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolchaos.reports._levels import LEVEL_ORDER, LEVELS, certified, level_reached
+from toolchaos.reports._levels import LEVEL_ORDER, LEVELS, certified, could_not_call, level_reached
 from toolchaos.reports._meta import RunMeta, now
 from toolchaos.reports._write import write_reports
 
@@ -38,6 +38,9 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
                    meta: RunMeta | Mapping[str, Any], out: TextIO | None = None) -> int:
     """End of ``toolchaos certify`` / ``run``: write the report if asked, say the level, return the exit code.
 
+    An agent the harness could not call at all is no level: "COULD NOT CERTIFY" and its
+    message, exit status 2 (as for any bad input).
+
     ``meta.require`` is taken from ``args.require`` when that is given.
     """
     m = RunMeta.of(meta)
@@ -51,6 +54,10 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
     if report_dir:
         paths = write_reports(verdicts, m, report_dir)
         print(f"report: {paths['html']} (also report.md, report.json, junit.xml)", file=stream)
+    problem = could_not_call(verdicts)
+    if problem is not None:  # the agent never ran: no level to speak of, and a usage error's exit status
+        print(f"COULD NOT CERTIFY: {problem}", file=stream)
+        return 2
     level = m.require
     ok = certified(verdicts, level)
     word = "CERTIFIED" if ok else "NOT CERTIFIED"

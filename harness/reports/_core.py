@@ -28,6 +28,7 @@ from toolchaos.reports._levels import (
     SEVERITIES,
     Row,
     check_level,
+    could_not_call,
     level_reached,
     meets,
     required_severities,
@@ -275,6 +276,7 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         "required_level": require,
         "level": level_reached(scenarios),
         "certified": meets(sev_rows, require),
+        "could_not_certify": could_not_call(scenarios),  # why nothing could be judged, else null
         "levels": _levels(sev_rows),
         "totals": _totals(scenarios),
         "waste": _waste(scenarios),

@@ -346,6 +346,8 @@ def _summary(report: Mapping[str, Any]) -> str:
     agent, suite, harness, t = report["agent"], report["suite"], report["harness"], report["totals"]
     verdict = (f"CERTIFIED at level {report['level']} (required: {report['required_level']})" if ok else
                f"NOT CERTIFIED: required level {report['required_level']}, reached {report['level']}")
+    if report.get("could_not_certify"):  # nothing was judged: not a level reached "none"
+        verdict = f"COULD NOT CERTIFY: {report['could_not_certify']}"
     rows = [
         ("Agent", f"<code>{e(agent['ref'])}</code>{' ' + e(agent['version']) if agent.get('version') else ''}"),
         ("Suite", f"{e(suite['name'])}{' ' + e(suite['version']) if suite.get('version') else ''}, "
@@ -476,7 +478,8 @@ def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
 
 def render_html(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     ok = report["certified"]
-    title = f"toolchaos report: {report['agent']['ref']}: {'CERTIFIED' if ok else 'NOT CERTIFIED'}"
+    word = "COULD NOT CERTIFY" if report.get("could_not_certify") else "CERTIFIED" if ok else "NOT CERTIFIED"
+    title = f"toolchaos report: {report['agent']['ref']}: {word}"
     scenarios = "\n".join(_scenario(s, traces.get(s["trace"] or "", [])) for s in _ordered(report["scenarios"]))
     return "\n".join([
         "<!doctype html>",

@@ -45,11 +45,26 @@ def required_severities(level: str) -> tuple[str, ...] | None:
     return {"critical": ("critical",), "major": ("critical", "major"), "all": None}[check_level(level)]
 
 
+# Harness stops that mean the scenario, not the agent, broke (or the agent was never run).
+ERROR_STOPS = ("policy", "interrupted", "uncallable")
+
+
 def verdict_status(v: ScenarioVerdict) -> str:
-    """pass | fail | error (``error``: the scenario itself broke, e.g. its policy raised)."""
-    if v.result.harness_stop in ("policy", "interrupted"):
+    """pass | fail | error (``error``: the scenario itself broke, e.g. its policy raised, or the
+    harness could not call the agent at all)."""
+    if v.result.harness_stop in ERROR_STOPS:
         return "error"
     return "pass" if v.passed else "fail"
+
+
+def could_not_call(items: Iterable[Any]) -> str | None:
+    """Why the agent could not be certified at all: the harness could not call it (verdicts or entries)."""
+    for it in items:
+        stop, error = ((it.get("harness_stop"), it.get("error")) if isinstance(it, Mapping)
+                       else (it.result.harness_stop, it.result.error))
+        if stop == "uncallable":
+            return str(error)
+    return None
 
 
 def rows(items: Iterable[Any]) -> list[Row]:

@@ -29,6 +29,8 @@ def code(value: Any) -> str:
 
 def headline(report: Mapping[str, Any]) -> str:
     req, level = report["required_level"], report["level"]
+    if report.get("could_not_certify"):  # nothing was judged: not a level reached "none"
+        return f"⚠️ **COULD NOT CERTIFY**: {cell(report['could_not_certify'])}"
     if report["certified"]:
         return f"✅ **CERTIFIED** at level **{level}** (required: {req})"
     return f"❌ **NOT CERTIFIED**: required level **{req}**, reached **{level}**"

@@ -17,6 +17,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from toolchaos._internal.clock import real_datetime
+
 _patched = False
 
 
@@ -47,33 +49,17 @@ def patch_pydantic() -> None:
 
 
 def import_with_real_datetime(*modules: str) -> None:
-    """Import ``modules`` with the real ``datetime``/``date`` classes in place.
+    """Import ``modules`` with the real ``datetime``/``date`` classes in place (``clock.real_datetime``).
 
-    A module imported while freezegun is active binds its fakes; ``pydantic.v1`` (which
-    LangChain imports) then fails at import: ``class ConstrainedDate(date, metaclass=...)``
-    is a metaclass conflict with freezegun's ``FakeDate``. Imported here first, it binds
-    the real classes (fake instances still pass its checks: they subclass the real ones).
+    ``pydantic.v1`` (which LangChain imports) fails at import under freezegun's fakes; imported
+    here first, it binds the real classes.
     """
     import importlib
     import sys
 
-    missing = [m for m in modules if m not in sys.modules]
-    if not missing:
-        return
-    try:
-        from freezegun import api as fz
-    except ImportError:  # pragma: no cover - a core dependency
-        return
-    saved = (_dt.datetime, _dt.date)
-    faked = saved[0] is not fz.real_datetime
-    if faked:
-        _dt.datetime, _dt.date = fz.real_datetime, fz.real_date  # type: ignore[misc]
-    try:
-        for name in missing:
+    with real_datetime():
+        for name in [m for m in modules if m not in sys.modules]:
             try:
                 importlib.import_module(name)
             except ImportError:
                 pass
-    finally:
-        if faked:
-            _dt.datetime, _dt.date = saved  # type: ignore[misc]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -62,3 +63,64 @@ def test_user_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certify", "-k", "nothing-matches"]) == 2
     assert main(["certify", "--agent", "no_such_module:agent"]) == 2
     assert "cannot import" in capsys.readouterr().err
+
+
+# --- agents of every kind -----------------------------------------------------------------------
+
+KINDS = "tests.cli.agents_of_every_kind"
+
+
+@pytest.fixture
+def agents_module(monkeypatch: pytest.MonkeyPatch) -> str:
+    # found, not imported: the agents' module is imported by the command, as a user's would be
+    if any(importlib.util.find_spec(m) is None for m in ("agents", "pydantic_ai", "langgraph", "langchain_openai",
+                                                           "anthropic")):
+        pytest.skip("needs the frameworks: pip install 'toolchaos[all-frameworks]'")
+    monkeypatch.syspath_prepend(str(ROOT))  # `tests.` importable, as a user's package would be
+    return KINDS
+
+
+@pytest.mark.parametrize("attr,kind,failed", [
+    ("openai_agent", "openai-agents", ["legit-paginate-12-pages"]),  # its default max_turns=10 stops page 11
+    ("pydantic_agent", "pydantic-ai", []),
+    ("langgraph_agent", "langgraph", []),
+    ("anthropic_loop", "sdk", ["legit-paginate-12-pages"]),  # its own 10-step cap, too
+])
+def test_an_agent_of_any_kind_gets_a_real_certificate(agents_module: str, attr: str, kind: str, failed: list[str],
+                                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = f"{agents_module}:{attr}"
+    code = main(["certify", "--agent", ref, "-k", "legit-*", "--report", str(tmp_path)])
+    err = capsys.readouterr().err
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["agent"]["ref"] == ref and data["could_not_certify"] is None
+    assert data["totals"] == {"scenarios": 4, "passed": 4 - len(failed), "failed": len(failed), "errors": 0}
+    assert [s["id"] for s in data["scenarios"] if s["verdict"] == "fail"] == failed
+    ran = [s for s in data["scenarios"] if s["verdict"] == "pass"]
+    assert all(s["figures"]["executions"] > 0 and s["figures"]["model_turns"] > 1 for s in ran)  # it really ran
+    assert code == (1 if failed else 0) and ("NOT CERTIFIED" in err) == bool(failed)
+    assert main(["certify", "--agent", f"{kind}:{ref}", "-k", "legit-t*"]) == 0  # the kind named explicitly
+
+
+def test_an_agent_the_harness_cannot_call_is_an_error_not_a_failure(
+        agents_module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = f"{agents_module}:wrong_signature"
+    assert main(["certify", "--agent", ref, "-k", "legit-*", "--report", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    message = (f"could not call agent {ref}: wrong_signature() missing 1 required positional argument: 'config'; "
+               "an agent is agent(task, model, tools) (in-process), agent(task) or agent(task, env) (sdk)")
+    assert f"COULD NOT CERTIFY: {message}" in err and "level reached" not in err
+    assert out.count("ERROR  legit-") == 4 and "FAIL" not in out
+    assert f"{ref}: 0/4 scenarios passed, 4 errors" in err
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["could_not_certify"].startswith(message) and data["certified"] is False
+    assert data["totals"] == {"scenarios": 4, "passed": 0, "failed": 0, "errors": 4}
+    assert {s["terminal_state"] for s in data["scenarios"]} == {"ERROR"}
+    assert "COULD NOT CERTIFY" in (tmp_path / "report.md").read_text()
+    assert "COULD NOT CERTIFY" in (tmp_path / "report.html").read_text()
+
+
+def test_a_kind_named_wrong_is_a_clear_error(agents_module: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", "--agent", f"langgraph:{agents_module}:anthropic_loop"]) == 2
+    assert "is named as langgraph" in capsys.readouterr().err
+    assert main(["certify", "--agent", f"sdx:{agents_module}:anthropic_loop"]) == 2
+    assert "unknown agent kind 'sdx'; did you mean 'sdk'?" in capsys.readouterr().err

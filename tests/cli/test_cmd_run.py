@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -71,3 +72,14 @@ def test_a_report_of_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "CERTIFIED: level reached all" in capsys.readouterr().err
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["suite"]["name"] == "custom" and {s["id"] for s in data["scenarios"]} >= {"example-first-scenario"}
+
+
+def test_an_sdk_agent_by_its_kind(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    if any(importlib.util.find_spec(m) is None for m in ("agents", "pydantic_ai", "langgraph", "anthropic")):
+        pytest.skip("tests.cli.agents_of_every_kind needs the frameworks: pip install 'toolchaos[all-frameworks]'")
+    monkeypatch.syspath_prepend(str(ROOT))  # `tests.` importable
+    scenario = ROOT / "scenarios" / "certification" / "legit-transient-503.chaos.yaml"
+    assert main(["run", str(scenario), "--agent", "sdk:tests.cli.agents_of_every_kind:anthropic_loop", "--json"]) == 0
+    [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["passed"] and row["agent"] == "sdk:tests.cli.agents_of_every_kind:anthropic_loop"
+    assert (row["terminal_state"], row["executions"]) == ("COMPLETED", 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from toolchaos.certification import suite_root
 
 pytest_plugins = ["pytester"]
 
@@ -44,3 +45,38 @@ def test_a_bad_reference_is_a_clear_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(TEST)
     res = pytester.runpytest("--chaos", "--chaos-agent=nowhere_xyz:agent")
     res.stdout.fnmatch_lines(["*cannot import 'nowhere_xyz'*"])
+
+
+SDK_AGENT = """
+import json
+
+def sdk_agent(task, env):  # an SDK loop: its model answered over HTTP by the harness
+    client = env.openai()
+    messages = [{"role": "user", "content": task}]
+    for _ in range(5):
+        message = client.chat.completions.create(model="m", messages=messages,
+                                                 tools=env.openai_tools).choices[0].message
+        messages.append(message.model_dump(exclude_none=True))
+        if not message.tool_calls:
+            return message.content
+        for call in message.tool_calls:
+            result = env.call(call.function.name, json.loads(call.function.arguments), call_id=call.id)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+"""
+
+SDK_TEST = """
+def test_agent(chaos):
+    r = chaos.run(task="t", tools=[chaos.tool("fetch_invoice")],
+                  policy=chaos.policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}), expect=[])
+    print("KIND", chaos.agent.kind, r.terminal_state, r.model_requests, r.answer)
+"""
+
+
+def test_an_sdk_agent_runs_through_the_wire(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(sdk_mod=SDK_AGENT, test_a=SDK_TEST)
+    scenario = suite_root() / "certification" / "legit-transient-503.chaos.yaml"
+    pytester.makefile(".chaos.yaml", transient=scenario.read_text(encoding="utf-8"))
+    pytester.syspathinsert()
+    res = pytester.runpytest("--chaos", "--chaos-agent=sdk_mod:sdk_agent", "-s")
+    res.stdout.fnmatch_lines(["*KIND sdk COMPLETED 2 Here is the result of fetch_invoice.*"])
+    res.assert_outcomes(passed=2)  # the chaos test and the scenario, both through the wire

@@ -1,0 +1,143 @@
+"""The kinds of agent the harness can call, and how a reference names one.
+
+An agent under test is one of five kinds, each driven its own way:
+
+- ``in-process``: ``agent(task, model, tools)``, the in-process contract (``toolchaos.run``);
+- ``sdk``: ``agent(task)`` or ``agent(task, env)`` talking to a model through the openai or
+  anthropic SDK, its requests answered over HTTP (``toolchaos.wire.run``);
+- ``openai-agents``: an ``agents.Agent`` of the OpenAI Agents SDK, run by its ``Runner``;
+- ``pydantic-ai``: a ``pydantic_ai.Agent``;
+- ``langgraph``: a LangGraph compiled graph (``create_react_agent``, ``create_agent``,
+  ``StateGraph(...).compile()``).
+
+A reference is ``builtin:NAME``, ``package.module:attr`` (the kind recognised from the object:
+a framework's agent by its type, a function by its signature) or ``KIND:package.module:attr``
+(the kind named, e.g. ``sdk:myapp.agent:run``). This module only reads references and objects;
+running each kind is the engine's, the wire's and the framework adapters' job
+(``toolchaos.adapters.agent_under_test``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from toolchaos._internal.clock import real_datetime
+from toolchaos.errors import AgentCallError, AgentRefError, did_you_mean
+
+IN_PROCESS, SDK = "in-process", "sdk"
+KINDS: dict[str, str] = {
+    IN_PROCESS: "agent(task, model, tools): the in-process contract",
+    SDK: "agent(task) or agent(task, env): an SDK loop, its model answered over HTTP (toolchaos.wire)",
+    "openai-agents": "an agents.Agent (OpenAI Agents SDK), run by its Runner",
+    "pydantic-ai": "a pydantic_ai.Agent",
+    "langgraph": "a LangGraph compiled graph (create_react_agent, create_agent, StateGraph.compile())",
+}
+FRAMEWORKS = ("openai-agents", "pydantic-ai", "langgraph")
+
+# (top-level package, class name) anywhere in an object's type hierarchy -> its framework kind.
+# Read from the type, so recognising an agent imports no framework.
+_FRAMEWORK_TYPES: dict[tuple[str, str], str] = {
+    ("agents", "Agent"): "openai-agents",
+    ("pydantic_ai", "AbstractAgent"): "pydantic-ai",
+    ("langgraph", "Pregel"): "langgraph",
+}
+
+# The call form of each kind, for "could not call" messages.
+_FORMS = {IN_PROCESS: "agent(task, model, tools)", SDK: "agent(task) or agent(task, env)",
+          "openai-agents": "an agents.Agent", "pydantic-ai": "a pydantic_ai.Agent",
+          "langgraph": "a LangGraph compiled graph"}
+ACCEPTED = ("an agent is " + ", ".join(f"{form} ({kind})" for kind, form in _FORMS.items())
+            + "; a reference may name the kind: KIND:package.module:attr")
+
+
+def split(ref: str) -> tuple[str | None, str]:
+    """``(kind, "package.module:attr")`` of a reference; the kind is None when it is not named."""
+    parts = ref.split(":")
+    if len(parts) == 3:
+        kind = parts[0]
+        if kind not in KINDS:
+            raise AgentRefError(f"agent reference {ref!r}: unknown agent kind {kind!r}{did_you_mean(kind, KINDS)}; "
+                                f"kinds: {', '.join(KINDS)}")
+        return kind, f"{parts[1]}:{parts[2]}"
+    if len(parts) != 2 or not all(parts):
+        raise AgentRefError(f"agent reference {ref!r}: expected 'builtin:NAME', 'package.module:attr' "
+                            f"or 'KIND:package.module:attr' (kinds: {', '.join(KINDS)})")
+    return None, ref
+
+
+def import_ref(ref: str) -> Any:
+    """The object ``package.module:attr`` names (no kind prefix)."""
+    module, _, attr = ref.partition(":")
+    try:
+        with real_datetime():  # the agent's own imports (LangChain's pydantic.v1) under the installed clock
+            obj: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise AgentRefError(f"agent reference {ref!r}: cannot import {module!r} ({exc})") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise AgentRefError(f"agent reference {ref!r}: {module!r} has no attribute {attr!r}") from None
+    return obj
+
+
+def recognise(obj: Any) -> str:
+    """The kind of an agent object: a framework's agent by its type, a callable by its signature.
+
+    A callable that fits neither call form is taken as in-process: calling it then fails at
+    the call, which the harness reports as an agent it could not call (with ``ACCEPTED``).
+    """
+    kind = framework_of(obj)
+    if kind is not None:
+        return kind
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):  # not callable, or a builtin without a signature: the call will tell
+        return IN_PROCESS
+    if "env" in sig.parameters:
+        return SDK
+    if _binds(sig, 3):
+        return IN_PROCESS
+    return SDK if _binds(sig, 1) or _binds(sig, 2) else IN_PROCESS
+
+
+def framework_of(obj: Any) -> str | None:
+    """The framework kind of an agent object, from its type alone (no framework is imported)."""
+    for cls in type(obj).__mro__:
+        kind = _FRAMEWORK_TYPES.get((cls.__module__.partition(".")[0], cls.__qualname__))
+        if kind is not None:
+            return kind
+    return None
+
+
+def _binds(sig: inspect.Signature, n: int) -> bool:
+    try:
+        sig.bind(*range(n))
+    except TypeError:
+        return False
+    return True
+
+
+def label(agent: Any) -> str:
+    """How messages and reports name an agent: its reference as given, else ``module:qualname``."""
+    if isinstance(agent, str):
+        return agent
+    cls = agent if inspect.isfunction(agent) or inspect.ismethod(agent) else type(agent)
+    return f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', type(agent).__name__)}"
+
+
+def call(agent: Any, name: str, *args: Any) -> Any:
+    """Call an agent; a ``TypeError`` raised by the call itself, before the agent ran, is an ``AgentCallError``.
+
+    A wrong signature (or an object that is no function at all) fails at the call: its traceback
+    ends in this frame. A ``TypeError`` from inside the agent has the agent's frames below this
+    one and stays what it is, the agent's own crash.
+    """
+    try:
+        return agent(*args)
+    except TypeError as exc:
+        if exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
+            raise AgentCallError(name, exc, ACCEPTED) from None
+        raise
