@@ -79,14 +79,15 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.reports": [
         "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "ReportError", "RunMeta", "SCHEMA", "SCHEMA_VERSION",
-        "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "exit_code",
-        "finish_command", "level_reached", "read_report", "scenario_entry", "write_entries", "write_reports",
+        "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "could_not_call",
+        "exit_code", "finish_command", "level_reached", "read_report", "scenario_entry", "verdict_status",
+        "write_entries", "write_reports",
     ],
     "toolchaos.adapters": [
-        "FRAMEWORKS", "ending", "require",
+        "FRAMEWORKS", "agent_under_test", "ending", "require",
     ],
     "toolchaos.errors": [
-        "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
+        "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
         "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
         "LogFormatError", "NetworkBlocked", "PatchError", "PolicyCrashed", "PolicyError", "ReportError", "RunClosed",
         "ScenarioError", "ScenarioFailed", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",

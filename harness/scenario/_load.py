@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolchaos._agents import BUILTIN as AGENTS
+from toolchaos import _agents as agents
 from toolchaos._internal.limits import Budgets, Ceiling
-from toolchaos.errors import FuzzSpecError, ScenarioError, did_you_mean
+from toolchaos.errors import AgentRefError, FuzzSpecError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.scenario._context import Context, import_ref
@@ -139,14 +139,22 @@ def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: Context) -> Any:
 
 
 def _check_agent(agent: str, ctx: Context, where: list[Any], root: Any) -> None:
-    if agent.startswith("builtin:"):
-        name = agent.partition(":")[2]
-        if name not in AGENTS:
-            raise ctx.error(f"agent: no built-in agent {name!r}{did_you_mean(name, AGENTS)} "
-                            f"(built-in: {', '.join('builtin:' + n for n in AGENTS)})", where, root=root)
+    """``agent:``: a built-in, or a reference of any kind (``KIND:`` named or recognised), imported when allowed."""
+    try:
+        kind, target = agents.split(agent)
+    except AgentRefError as exc:
+        raise ctx.error(f"agent: {exc}", where, root=root) from None
+    if target.startswith("builtin:"):
+        name = target.partition(":")[2]
+        if name not in agents.BUILTIN:
+            raise ctx.error(f"agent: no built-in agent {name!r}{did_you_mean(name, agents.BUILTIN)} "
+                            f"(built-in: {', '.join('builtin:' + n for n in agents.BUILTIN)})", where, root=root)
         return
-    if ":" not in agent:
-        raise ctx.error(f"agent: expected 'builtin:NAME' or 'package.module:attr', got {agent!r}", where, root=root)
-    obj = import_ref(agent, ctx, where, "agent", root)
-    if not callable(obj):
-        raise ctx.error(f"agent {agent!r} is not callable", where, root=root)
+    obj = import_ref(target, ctx, where, "agent", root)
+    found = agents.framework_of(obj)
+    if kind in agents.FRAMEWORKS and found != kind:
+        raise ctx.error(f"agent {agent!r} names the kind {kind} ({agents.KINDS[kind]}), but it is a "
+                        f"{type(obj).__module__}.{type(obj).__qualname__}", where, root=root)
+    if found is None and not callable(obj):
+        raise ctx.error(f"agent {agent!r} is not callable, nor a framework's agent; {agents.ACCEPTED}",
+                        where, root=root)

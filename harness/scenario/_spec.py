@@ -159,8 +159,10 @@ class ScenarioSpec(_Model):
     tags: list[str] = Field(default_factory=list)
     seed: int = Field(0, ge=0, description="same seed, byte-identical trace")
     task: str = Field(description="what the agent is asked to do")
-    agent: str | None = Field(None, description="'builtin:NAME' or 'package.module:attr' (needs chaos_allow_imports); "
-                                                "--chaos-agent on the command line wins")
+    agent: str | None = Field(None, description="'builtin:NAME', 'package.module:attr' or 'KIND:package.module:attr': "
+                                                "an agent of any kind (in-process, sdk, openai-agents, pydantic-ai, "
+                                                "langgraph; needs chaos_allow_imports); --chaos-agent on the command "
+                                                "line wins")
     tools: dict[str, ToolSpec | None] = Field(min_length=1, description="tool name -> catalogue tool or inline tool")
     policy: Any = Field(description="the model double: a built-in policy with its parameters",
                         json_schema_extra=POLICY_REF)

@@ -346,6 +346,17 @@ def test_python_references_need_chaos_allow_imports() -> None:
     assert "no built-in agent 'gaurded'" in error(BASE + "agent: builtin:gaurded\n").message
 
 
+def test_an_agent_of_any_kind_by_reference() -> None:
+    [sc] = load(BASE + "agent: sdk:toolchaos._agents:naive\n", allow_imports=True)  # the kind named: kept as given
+    assert sc.agent == "sdk:toolchaos._agents:naive"
+    err = error(BASE + "agent: sdx:toolchaos._agents:naive\n", allow_imports=True)
+    assert "unknown agent kind 'sdx'; did you mean 'sdk'?" in err.message and err.line == 11
+    err = error(BASE + "agent: langgraph:toolchaos._agents:naive\n", allow_imports=True)
+    assert "names the kind langgraph" in err.message
+    err = error(BASE + "agent: toolchaos._agents:KINDS\n", allow_imports=True)
+    assert "is not callable, nor a framework's agent" in err.message
+
+
 def test_custom_policy_and_invariant_by_reference() -> None:
     text = with_("  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}",
                  "  toolchaos.policies._builtin:stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}")
