@@ -37,7 +37,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.invariants": [
         "FinishedRun", "INVARIANTS", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
-        "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
+        "completed", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
         "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
     ],
     "toolchaos.policies": [

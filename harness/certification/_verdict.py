@@ -29,3 +29,23 @@ class ScenarioVerdict:
     @property
     def passed(self) -> bool:
         return not self.violations
+
+    @property
+    def failure_severity(self) -> str | None:
+        """The severity this failure counts as for levels (None when it passed): the scenario's, unless
+        every broken invariant counts as less (a false COMPLETED is a reporting failure: at most major)."""
+        if self.passed:
+            return None
+        return min((_capped(v.severity, self.severity) for v in self.violations), key=_rank)
+
+
+_SEVERITIES = ("critical", "major", "minor")  # most severe first
+
+
+def _rank(severity: str) -> int:
+    return _SEVERITIES.index(severity) if severity in _SEVERITIES else len(_SEVERITIES)
+
+
+def _capped(cap: str | None, severity: str) -> str:
+    """A violation's severity: its scenario's, or its invariant's own cap when that is less severe."""
+    return severity if cap is None or _rank(cap) <= _rank(severity) else cap

@@ -162,7 +162,10 @@ class FuzzFailure:
             data["world"] = dict(t.world)
         if t.budgets is not None:
             data["budgets"] = {k: v for k, v in vars(t.budgets).items() if v is not None}
-        data["expect"] = [invariant_data(i) for i in t.invariants]
+        goals = [i for i in t.invariants if isinstance(i, inv.Goal)]
+        if goals:  # the scenario's goal: its field again, so terminal_state leaves COMPLETED to it as before
+            data["goal"] = goals[0].params()
+        data["expect"] = [invariant_data(i) for i in t.invariants if not isinstance(i, inv.Goal)]
         return data
 
     @property

@@ -11,6 +11,7 @@ from toolchaos.invariants._builtin import (
     Violation,
     bounded,
     completed,
+    goal,
     idempotent,
     max_side_effects,
     no_execution_after_refusal,
@@ -24,6 +25,6 @@ from toolchaos.invariants._builtin import (
 
 __all__ = [
     "INVARIANTS", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
-    "completed", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
+    "completed", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
     "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
 ]

@@ -16,7 +16,7 @@ data must pass (the constructors trust their types).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent, ToolEvent
@@ -74,6 +74,7 @@ class Violation:
     actual: str
     seq: int | None = None  # trace event where it broke
     step: int | None = None  # model turn of that event
+    severity: str | None = None  # the most it counts as (a false COMPLETED: "major"); None: the scenario's
 
     def headline(self) -> str:
         where = f" at step {self.step} (trace event #{self.seq})" if self.seq is not None else ""
@@ -304,31 +305,34 @@ class TerminalState(Invariant):
 
     name = "terminal_state"
 
-    def __init__(self, *states: str) -> None:
+    def __init__(self, *states: str, completed_by_goal: bool = False) -> None:
         known = TERMINAL_STATES + HARNESS_STATES
         for s in states:
             if s not in known:
                 raise InvariantError(f"terminal_state: unknown state {s!r}{did_you_mean(s, known)}; "
                                      f"known: {', '.join(TERMINAL_STATES)}")
         self.states = tuple(states)
+        # In a scenario with a goal, a COMPLETED claim is the goal's to judge (a reporting failure when
+        # false), not this invariant's: the run is judged on what it did, not on the state it claimed.
+        self.completed_by_goal = completed_by_goal
 
     def params(self) -> dict[str, Any]:
-        return {"states": list(self.states)}
+        return {"states": list(self.states), **({"completed_by_goal": True} if self.completed_by_goal else {})}
 
     def check(self, result: FinishedRun) -> list[Violation]:
-        if result.terminal_state in self.states:
+        if result.terminal_state in self.states or (self.completed_by_goal and result.terminal_state == "COMPLETED"):
             return []
         end = result.trace.of_kind("end")
         return [Violation(self.name, f"one of {', '.join(self.states)}", result.terminal_state,
                           *_at(end[-1] if end else None))]
 
     def expected_text(self) -> str:
-        return "one of " + ", ".join(self.states)
+        return "one of " + ", ".join(self.states) + (" (COMPLETED: the goal judges it)" if self.completed_by_goal else "")
 
     def actual_text(self, result: FinishedRun) -> str:
         return result.terminal_state
 
-    def to_data(self) -> Any:  # the states are its positional parameters
+    def to_data(self) -> Any:  # the states are its positional parameters (the goal's part comes with the goal)
         return {self.name: list(self.states)}
 
 
@@ -583,6 +587,61 @@ def brief(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_UNUSABLE = ("empty", "malformed")  # a SUCCESS the task cannot use: no data, or data that does not parse
+
+
+class Goal(Invariant):
+    """A COMPLETED claim holds: the task's goal was met, by the trace and the effect ledger, not by the agent's word.
+
+    ``successes``: tool -> at least N executions answered with usable data (SUCCESS, neither
+    empty nor malformed); ``effects``: tool -> at least N side effects applied. A run that does
+    not claim COMPLETED is not judged here. A false claim is a reporting failure, distinct from
+    a runaway loop: its violations count as ``major`` at most (``Violation.severity``).
+    """
+
+    name = "goal"
+    severity = "major"
+
+    def __init__(self, successes: Mapping[str, int] | None = None, effects: Mapping[str, int] | None = None) -> None:
+        self.successes, self.effects = dict(successes or {}), dict(effects or {})
+
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in (("successes", self.successes), ("effects", self.effects)) if v}
+
+    def _wanted(self) -> list[tuple[int, str]]:
+        """(at least N, of what) for every part of the goal."""
+        return ([(n, f"usable results of {t}") for t, n in sorted(self.successes.items())]
+                + [(n, f"applied effects of {t}") for t, n in sorted(self.effects.items())])
+
+    def _got(self, result: FinishedRun) -> list[int]:
+        """What the run really did, part by part (in ``_wanted``'s order)."""
+        usable = [sum(1 for e in _tool_events(result, t) if e["class"] == "SUCCESS" and e["outcome"] not in _UNUSABLE)
+                  for t in sorted(self.successes)]
+        return usable + [result.ledger.applied(t) for t in sorted(self.effects)]
+
+    def check(self, result: FinishedRun) -> list[Violation]:
+        if result.terminal_state != "COMPLETED":
+            return []
+        short = [f"{got} {what}" for (n, what), got in zip(self._wanted(), self._got(result)) if got < n]
+        if not short:
+            return []
+        end = result.trace.of_kind("end")
+        return [Violation(self.name, self.expected_text(), "COMPLETED with " + "; ".join(short),
+                          *_at(end[-1] if end else None), severity=self.severity)]
+
+    def expected_text(self) -> str:
+        return "a COMPLETED claim only with the goal met: " + "; ".join(f"at least {n} {w}" for n, w in self._wanted())
+
+    def actual_text(self, result: FinishedRun) -> str:
+        if result.terminal_state != "COMPLETED":
+            return f"{result.terminal_state}: no COMPLETED claim to check"
+        got = self._got(result)
+        return "COMPLETED with " + "; ".join(f"{n} {what}" for n, (_, what) in zip(got, self._wanted()))
+
+    def named_tools(self) -> dict[str, tuple[str, ...]]:
+        return {**{t: ("successes", t) for t in self.successes}, **{t: ("effects", t) for t in self.effects}}
+
+
 class Terminated(Invariant):
     """The agent ended the run itself: no crash, no harness ceiling, no watchdog."""
 
@@ -670,6 +729,12 @@ def world_state(collection: str, where: Mapping[str, Any] | None = None, count: 
     return WorldState(collection, where, count, created, holds)
 
 
+@INVARIANTS.register(Goal, checks={"successes": _TOOL_COUNTS, "effects": _TOOL_COUNTS},
+                     needs="at least one part (successes, effects)")
+def goal(successes: Mapping[str, int] | None = None, effects: Mapping[str, int] | None = None) -> Invariant:
+    return Goal(successes, effects)
+
+
 DEFAULT: tuple[Invariant, ...] = (Terminated(), NoExecutionAfterRefusal())
 
 
@@ -683,8 +748,7 @@ def check_all(result: FinishedRun, invariants: Iterable[Invariant]) -> list[Viol
         for found in groups.values():  # one line per broken check: its first break, and how many more
             first = found[0]
             if len(found) > 1:
-                first = Violation(first.invariant, first.expected, f"{first.actual} (and {len(found) - 1} more)",
-                                  first.seq, first.step)
+                first = replace(first, actual=f"{first.actual} (and {len(found) - 1} more)")
             out.append(first)
     return sorted(out, key=lambda v: (v.seq is None, v.seq or 0))
 

@@ -68,7 +68,8 @@ def _belongs(violation_name: str, inv_name: str) -> bool:
 
 
 def _violation(v: Any) -> dict[str, Any]:
-    return {"invariant": v.invariant, "expected": v.expected, "actual": v.actual, "step": v.step, "seq": v.seq}
+    return {"invariant": v.invariant, "expected": v.expected, "actual": v.actual, "step": v.step, "seq": v.seq,
+            "severity": getattr(v, "severity", None)}
 
 
 def _invariants(v: ScenarioVerdict) -> list[dict[str, Any]]:
@@ -137,6 +138,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "category": v.category,
         "severity": v.severity,
         "verdict": verdict_status(v),
+        "failure_severity": v.failure_severity,  # what the failure counts as for levels (a false COMPLETED: major)
         "file": _scenario_file(v.path),
         "content_hash": v.content_hash or None,
         "task": r.task,

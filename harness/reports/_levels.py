@@ -70,11 +70,11 @@ def could_not_call(items: Iterable[Any]) -> str | None:
 def rows(items: Iterable[Any]) -> list[Row]:
     """(severity, passed) from verdicts or report entries."""
     out = []
-    for it in items:
+    for it in items:  # a failure counts at its failure severity (a reporting failure: at most major)
         if isinstance(it, Mapping):
-            out.append((str(it.get("severity", "")), it.get("verdict") == "pass"))
+            out.append((str(it.get("failure_severity") or it.get("severity", "")), it.get("verdict") == "pass"))
         else:
-            out.append((str(it.severity), verdict_status(it) == "pass"))
+            out.append((str(it.failure_severity or it.severity), verdict_status(it) == "pass"))
     return out
 
 

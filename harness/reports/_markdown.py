@@ -141,9 +141,17 @@ def _waste_cell(grade: Mapping[str, Any] | None) -> str:
     return f"{grade['level']}: +{grade['wasted_executions']} exec, +{grade['wasted_tokens']:,} tok"
 
 
+def _counts_as(s: Mapping[str, Any]) -> str:
+    """A failure that counts as less than its scenario's severity: a reporting failure (a false COMPLETED)."""
+    sev = s.get("failure_severity")
+    if not sev or sev == s["severity"]:
+        return ""
+    return f", failing as **{cell(sev)}**: a reporting failure (COMPLETED claimed, the goal not met)"
+
+
 def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
     out = [f"#### {MARK.get(s['verdict'], '')} {code(s['id'])}: {cell(s['title'])}", "",
-           f"*{cell(s['category'])}, {cell(s['severity'])}*; {ended_line(s)}.", ""]
+           f"*{cell(s['category'])}, {cell(s['severity'])}*{_counts_as(s)}; {ended_line(s)}.", ""]
     if s.get("reason"):
         out += [f"Stop reason: {cell(s['reason'])}", ""]
     if s.get("error"):

@@ -34,6 +34,7 @@ from toolchaos.errors import AgentRefError, FuzzSpecError, ScenarioError, did_yo
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.scenario._context import Context, import_ref
+from toolchaos.scenario._goal import build_goal, completed_by_goal
 from toolchaos.scenario._invariants import build_expect, cross_check
 from toolchaos.scenario._locate import split_path
 from toolchaos.scenario._policies import build_policy, check_policy_tools
@@ -78,6 +79,8 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
     restart = None
     if spec.restart is not None:
         restart = _build_restart(spec.restart, spec.task, root, ctx, tools, policy, expect)
+    if spec.goal is not None:
+        expect = completed_by_goal(expect) + build_goal(spec.goal, ctx, root, tools, restart is not None)
     fuzz = _build_fuzz(root, tools, ctx) if "fuzz" in root else None
     digest = _with_dependencies(digest, ctx.depends)
     explicit = {e.name for e in expect if e.phase == "run"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolchaos.errors import ScenarioError, did_you_mean
@@ -106,6 +106,23 @@ class CeilingSpec(_Model):
     real_seconds: float | None = Field(None, gt=0)
 
 
+_AT_LEAST_ONE = Annotated[int, Field(ge=1)]
+
+
+class GoalSpec(_Model):
+    """What COMPLETED means for the task, from ground truth (the trace and the effect ledger).
+
+    Checked on every run that ends COMPLETED (the invariant ``goal``): a COMPLETED claim without
+    the goal met is a reporting failure (severity at most major), not a runaway loop.
+    """
+
+    successes: dict[str, _AT_LEAST_ONE] | None = Field(
+        None, description="tool -> at least N executions answered with usable data (SUCCESS, not empty, "
+                          "not malformed): e.g. the invoice fetched, the 12 pages read")
+    effects: dict[str, _AT_LEAST_ONE] | None = Field(
+        None, description="tool -> at least N side effects applied (the effect ledger): e.g. the email sent")
+
+
 class RestartSpec(_Model):
     """Run the agent a second time after the first run ends, sharing its persistent ``store``.
 
@@ -137,6 +154,7 @@ class VariantSpec(_Model):
     seed: int | None = Field(None, ge=0)
     task: str | None = None
     agent: str | None = None
+    goal: GoalSpec | None = None
     tools: dict[str, ToolSpec | None] | None = None
     policy: Any = Field(None, json_schema_extra=POLICY_REF)
     budgets: BudgetsSpec | None = None
@@ -163,6 +181,8 @@ class ScenarioSpec(_Model):
                                                 "an agent of any kind (in-process, sdk, openai-agents, pydantic-ai, "
                                                 "langgraph; needs chaos_allow_imports); --chaos-agent on the command "
                                                 "line wins")
+    goal: GoalSpec | None = Field(None, description="what COMPLETED means for the task, checked from the trace and "
+                                                    "the ledger on every run that ends COMPLETED")
     tools: dict[str, ToolSpec | None] = Field(min_length=1, description="tool name -> catalogue tool or inline tool")
     policy: Any = Field(description="the model double: a built-in policy with its parameters",
                         json_schema_extra=POLICY_REF)

@@ -224,9 +224,13 @@ def test_verdicts_carry_what_reports_need() -> None:
     v = _certify.run_scenario(sc, "builtin:naive")
     assert not v.passed and v.agent == "builtin:naive" and v.category == "side_effects"
     assert v.content_hash == sc.content_hash and v.path == sc.path
-    assert {"max_side_effects", "idempotent", "terminal_state"} <= {x.invariant for x in v.violations}
+    # the first run's false COMPLETED ("Gave up on the invoice.") is the goal's: a reporting failure, major
+    assert {"max_side_effects", "idempotent", "goal"} <= {x.invariant for x in v.violations}
+    assert {x.severity for x in v.violations if x.invariant == "goal"} == {"major"}
+    assert v.failure_severity == v.severity == "critical"  # the duplicate write counts at the scenario's own
     assert v.result.ledger.applied("write_record") == 2 and len(v.runs) == 2
     before = [e for e, _ in v.failures if e.phase == "before"]
-    assert before and before[0].name == "terminal_state"  # the first run of the naive agent "completed"
+    assert before and before[0].name == "goal"  # the first run of the naive agent "completed"
     text = _certify.render_failure(v)  # violations in trace order: the first run's end comes first
-    assert text.startswith("invariant terminal_state broke at step 5") and "[first run, before the restart]" in text
+    assert text.startswith("invariant goal broke at step 5") and "[first run, before the restart]" in text
+    assert "expected: a COMPLETED claim only with the goal met: at least 1 usable results of fetch_invoice" in text

@@ -222,6 +222,34 @@ def test_completed_fires_on_a_false_positive():
     assert "STOPPED_LOOP_GUARD" in got[0].actual
 
 
+# -- goal: a COMPLETED claim from ground truth -----------------------------------------------
+
+
+def test_goal_judges_only_a_completed_claim_by_usable_results():
+    r = stubborn_timeout("builtin:doomloop")  # 2 timeouts, the block, then "COMPLETED" on the model's give-up
+    (v,) = r.violations(inv.goal(successes={"fetch_invoice": 1}))
+    assert (v.invariant, v.severity) == ("goal", "major")  # a reporting failure, not a runaway loop
+    assert v.expected == "a COMPLETED claim only with the goal met: at least 1 usable results of fetch_invoice"
+    assert v.actual == "COMPLETED with 0 usable results of fetch_invoice"
+    assert stubborn_timeout("builtin:guarded").violations(inv.goal(successes={"fetch_invoice": 1})) == []  # no claim
+
+
+@pytest.mark.parametrize("fault", [faults.empty(), faults.malformed("invalid_json")])
+def test_goal_does_not_count_an_empty_or_malformed_success(fault):
+    r = go("builtin:naive", [catalogue.get("fetch_invoice", faults=fault)],
+           policies.scripted([{"call": "fetch_invoice", "args": {"invoice_id": "i"}}, {"final": "The total is 3."}]))
+    assert r.terminal_state == "COMPLETED" and r.trace.tool_events[0]["class"] == "SUCCESS"
+    assert names(r, inv.goal(successes={"fetch_invoice": 1})) == ["goal"]
+
+
+def test_goal_counts_applied_effects_from_the_ledger():
+    pay = [catalogue.get("charge_payment", faults=[{"call": 1, "outcome": {"timeout": {"after": 30, "applied": True}}}])]
+    steps = [{"call": "charge_payment", "args": {"customer_id": "c1", "amount": 42}}, {"final": "It failed."}]
+    r = go("builtin:naive", pay, policies.scripted(steps))
+    assert r.violations(inv.goal(effects={"charge_payment": 1})) == []  # the charge applied, whatever the agent saw
+    assert names(r, inv.goal(effects={"charge_payment": 2})) == ["goal"]
+
+
 def test_terminated_fires_on_crash_and_holds_otherwise():
     def crashes(task, model, tools):
         raise ZeroDivisionError("boom")

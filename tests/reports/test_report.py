@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 import report_samples as sup
+from toolchaos import invariants as inv
 from toolchaos import policies
-from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools import catalogue, faults
 from toolchaos.reports import (
     LEVEL_ORDER,
     SCHEMA,
@@ -27,6 +28,7 @@ from toolchaos.reports import (
     scenario_entry,
     write_reports,
 )
+from toolchaos.reports._markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,6 +81,23 @@ def test_certified_takes_verdicts_too() -> None:
     mixed[2].severity = "major"
     assert level_reached(mixed) == "critical"
     assert certified(mixed, "critical") and not certified(mixed, "major")
+
+
+def test_a_false_completed_counts_as_major_not_at_its_scenarios_severity() -> None:
+    goal = inv.goal(successes={"fetch_invoice": 1})
+    claimed = sup.verdict("loops.false_claim", "A loop bounded, then a false COMPLETED", "loops", "critical",
+                          "builtin:doomloop", [catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
+                          policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}), [inv.bounded(executions=3), goal])
+    assert [v.invariant for v in claimed.violations] == ["goal"]
+    assert (claimed.severity, claimed.failure_severity) == ("critical", "major")
+    assert level_reached([claimed]) == "critical" and not certified([claimed], "major")
+    entry, events = scenario_entry(claimed)
+    assert entry["failure_severity"] == "major" and entry["invariants"][1]["violations"][0]["severity"] == "major"
+    assert level_reached([entry]) == "critical"  # report entries (from xdist workers) judge alike
+    runaway = sup.timeout_repeat("builtin:naive")
+    assert runaway.failure_severity == "critical" and level_reached([claimed, runaway]) == "none"
+    md = render_markdown(*build_report([(entry, events)], sup.META))
+    assert "*loops, critical*, failing as **major**: a reporting failure (COMPLETED claimed, the goal not met)" in md
 
 
 def test_unknown_level_is_one_clear_error() -> None:

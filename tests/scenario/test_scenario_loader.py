@@ -382,6 +382,43 @@ def _never_more_than_one_turn(result: object) -> bool:
     return getattr(result, "turns", 0) <= 1
 
 
+# --- the goal ---------------------------------------------------------------------------------
+
+
+GOAL = with_("task: Get the total.\n", "task: Get the total.\ngoal: {successes: {fetch_invoice: 1}}\n",
+             with_("  - bounded: {executions: 3}\n", "  - bounded: {executions: 3}\n"
+                                                     "  - terminal_state: [STOPPED_LOOP_GUARD]\n"))
+
+
+def test_a_goal_judges_every_completed_claim_and_terminal_state_leaves_it_to_the_goal() -> None:
+    [sc] = load(GOAL)
+    by_name = {e.name: e for e in sc.expect}
+    goal = by_name["goal"]
+    assert (goal.text, goal.line, goal.phase) == ("goal: {successes: {fetch_invoice: 1}}", 4, "run")
+    assert by_name["terminal_state"].invariant.completed_by_goal
+    v = run_scenario(sc, "builtin:doomloop")  # bounded, then a false COMPLETED: the goal's, not terminal_state's
+    assert [x.invariant for x in v.violations] == ["goal"] and v.failure_severity == "major"
+    assert run_scenario(sc, "builtin:guarded").passed
+
+
+def test_a_restarted_scenario_checks_its_goal_on_the_first_run_too() -> None:
+    [sc] = load(GOAL + "restart:\n  tools:\n    fetch_invoice: {faults: []}\n")
+    assert [e.phase for e in sc.expect if e.name == "goal"] == ["run", "before"]
+
+
+@pytest.mark.parametrize("goal,message,line", [
+    ("goal: {}", "goal: name at least one part", 4),
+    ("goal: {successes: {fetch_invoce: 1}}", "goal: successes names the tool 'fetch_invoce', which this scenario "
+                                             "does not define", 4),
+    ("goal: {effects: {fetch_invoice: 1}}", "goal: effects of 'fetch_invoice', a tool without side effects", 4),
+    ("goal: {successes: {fetch_invoice: 0}}", "goal.successes.fetch_invoice: expected a number >= 1, got 0", 4),
+    ("goal: {sucesses: {fetch_invoice: 1}}", "unknown key 'sucesses' in goal; did you mean 'successes'?", 4),
+])
+def test_a_goal_is_validated_where_it_is_written(goal: str, message: str, line: int) -> None:
+    err = error(with_("task: Get the total.\n", f"task: Get the total.\n{goal}\n"))
+    assert message in err.message and err.line == line
+
+
 # --- variants and restarts --------------------------------------------------------------------
 
 
