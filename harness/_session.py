@@ -44,8 +44,12 @@ class Chaos:
         return catalogue.get(name, faults, **kw)
 
     def run(self, *, task: str, tools: Iterable[FakeTool], policy: Any, agent: Any = None, seed: int | None = None,
-            expect: Iterable[Any] = (), **kw: Any) -> RunResult:
-        """Run the agent (default: the session's) and check ``expect`` invariants, if given."""
+            expect: Iterable[Any] = (), terminated: bool = True, **kw: Any) -> RunResult:
+        """Run the agent (default: the session's) and check ``expect`` invariants, if given.
+
+        With them ``terminated`` is checked too (a crash, the harness ceiling or the watchdog fails
+        the test), unless ``terminated=False`` (``RunResult.check``).
+        """
         __tracebackhide__ = True
         n = len(self.results) + 1
         name = self.name if n == 1 else f"{self.name}-{n}"
@@ -56,5 +60,5 @@ class Chaos:
         self.results.append(result)
         expect = list(expect)
         if expect:
-            result.check(*expect)
+            result.check(*expect, terminated=terminated)
         return result

@@ -45,3 +45,27 @@ def test_quickstart_passes_against_the_documented_agent(pytester: pytest.Pyteste
     pytester.syspathinsert()
     pytester.runpytest("--chaos").assert_outcomes(passed=2)
     pytester.runpytest().assert_outcomes(skipped=2)
+
+
+CRASHES_ON_AN_ERROR = """
+def run_agent(task, model, tools):
+    messages = [{"role": "user", "content": task}]
+    turn = model.complete(messages, tools.specs)
+    for call in turn.tool_calls:
+        result = tools.call(call.name, call.arguments, call_id=call.id)
+        if isinstance(result, dict) and "error" in result:
+            raise RuntimeError(f"{call.name} failed")  # the first error payload ends it: CRASHED
+    return turn.text
+"""
+
+
+def test_quickstart_fails_for_an_agent_that_crashes(pytester: pytest.Pytester) -> None:
+    quickstart = python_blocks()[0]
+    pytester.mkpydir("myapp")
+    (pytester.path / "myapp" / "agent.py").write_text(CRASHES_ON_AN_ERROR)
+    pytester.makepyfile(test_my_agent=quickstart)
+    pytester.syspathinsert()
+    res = pytester.runpytest("--chaos")
+    # the lost-payment test's own expectations hold (one charge, no duplicate): `terminated` fails it
+    res.assert_outcomes(failed=2)
+    res.stdout.fnmatch_lines(["*invariant terminated broke*the agent crashed: RuntimeError: charge_payment failed*"])

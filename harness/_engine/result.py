@@ -9,7 +9,7 @@ from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import report_value
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
-from toolchaos.invariants._builtin import check_all, raise_for
+from toolchaos.invariants._builtin import check_all, raise_for, with_terminated
 
 
 @dataclass
@@ -62,10 +62,17 @@ class RunResult:
     def violations(self, *invariants: Any) -> list[Any]:
         return check_all(self, invariants)
 
-    def check(self, *invariants: Any) -> RunResult:
-        """Raise ``InvariantViolation`` for the first broken invariant (listing the others)."""
+    def check(self, *invariants: Any, terminated: bool = True) -> RunResult:
+        """Raise ``InvariantViolation`` for the first broken invariant (listing the others).
+
+        ``terminated`` is checked with them, as every scenario checks it: a run the harness ended
+        (a crash, its ceiling, the watchdog, an agent it could not call) does not pass by default.
+        ``terminated=False`` opts out, for a test that expects such an end; so does an invariant that
+        expects one (``terminal_state("CRASHED")``). With no invariant, the defaults
+        (``terminated``, ``no_execution_after_refusal``).
+        """
         __tracebackhide__ = True
-        raise_for(self, self.violations(*invariants))
+        raise_for(self, check_all(self, with_terminated(invariants) if terminated else invariants))
         return self
 
     def summary(self) -> str:

@@ -738,6 +738,17 @@ def goal(successes: Mapping[str, int] | None = None, effects: Mapping[str, int] 
 DEFAULT: tuple[Invariant, ...] = (Terminated(), NoExecutionAfterRefusal())
 
 
+def with_terminated(invariants: Sequence[Any]) -> list[Any]:
+    """``invariants`` and ``terminated``, as every scenario checks it: a crash, the harness ceiling or
+    the watchdog is never a pass by default. Not added when one of them checks it already, or
+    expects a harness stop (``terminal_state("CRASHED")``); with none at all, ``check_all``'s defaults."""
+    invs = list(invariants)
+    expects_stop = any(isinstance(i, TerminalState) and set(i.states) & set(HARNESS_STATES) for i in invs)
+    if not invs or expects_stop or any(isinstance(i, Terminated) for i in invs):
+        return invs
+    return [*invs, DEFAULT[0]]
+
+
 def check_all(result: FinishedRun, invariants: Iterable[Invariant]) -> list[Violation]:
     invs = list(invariants) or list(DEFAULT)
     out: list[Violation] = []

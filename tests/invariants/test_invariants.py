@@ -284,3 +284,15 @@ def test_check_with_no_arguments_runs_the_default_invariants():
     r = go(crashes, [catalogue.get("search")], policies.scripted([]))
     with pytest.raises(InvariantViolation, match="terminated"):
         r.check()
+
+
+def test_check_fails_a_run_the_harness_ended_unless_told_otherwise():
+    def crashes(task, model, tools):
+        raise ZeroDivisionError("boom")
+
+    r = go(crashes, [catalogue.get("search")], policies.scripted([]))
+    with pytest.raises(InvariantViolation, match="invariant terminated broke.*the agent crashed"):
+        r.check(inv.bounded(executions=3))  # the bound holds: nothing ran. Not a pass.
+    r.check(inv.bounded(executions=3), terminated=False)  # a test that expects the crash says so
+    r.check(inv.terminal_state("CRASHED"))  # or expects it by name
+    assert r.violations(inv.bounded(executions=3)) == []  # violations() checks what it is given, only
