@@ -16,7 +16,8 @@ from typing import Any, cast
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, as_fault
 
-RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")  # what a rule mapping may hold
+RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")
+FIRED = "fired_rules"  # the tool state's record of the rules (by index) that answered a call  # what a rule mapping may hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,7 @@ class FaultSchedule:
                 if rng is None:
                     rng = rngs[i] = random.Random(f"{seed}:{call.tool}:{i}")
             if rule.matches(call, rng):
+                call.state.setdefault(FIRED, set()).add(i)  # so a rule that never fires can be named
                 return rule.outcome
         return self.default
 

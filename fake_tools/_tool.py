@@ -27,7 +27,7 @@ from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, Stale, as_fault
 from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
-from toolchaos.fake_tools._schedule import FaultSchedule, schedule
+from toolchaos.fake_tools._schedule import FIRED, FaultSchedule, schedule
 from toolchaos.fake_tools._world import DEFAULT_TTL, HONOURED, IDEMPOTENCY_MODES, Reads, World, Writes
 from toolchaos.fake_tools._world import reads as _reads
 from toolchaos.fake_tools._world import writes as _writes
@@ -449,6 +449,10 @@ class ToolSet:
             if len(self._known) < 4096:
                 self._known[ck] = known
         return known
+
+    def rules_fired(self) -> dict[str, tuple[int, ...]]:
+        """Per tool, the fault rules (indexes into its schedule) that answered at least one call."""
+        return {name: tuple(sorted(st.scratch.get(FIRED, ()))) for name, st in self.states.items()}
 
     def fingerprint(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         """(normalised args, fingerprint) of a call, for a tool that may not be registered."""

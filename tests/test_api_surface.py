@@ -37,8 +37,8 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.invariants": [
         "FinishedRun", "INVARIANTS", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
-        "completed", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
-        "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
+        "completed", "faults_fired", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal",
+        "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
     ],
     "toolchaos.policies": [
         "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "explore",

@@ -30,6 +30,7 @@ class RunResult:
     virtual_seconds: float = 0.0
     tools: dict[str, FakeTool] = field(default_factory=dict)
     world: World = field(default_factory=World)  # the collections the tools wrote, as the run left them
+    rules_fired: dict[str, tuple[int, ...]] = field(default_factory=dict)  # per tool, the fault rules that fired
 
     @property
     def failed_to_run(self) -> bool:

@@ -80,7 +80,8 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
         answer=second.answer, stop_report=second.stop_report, trace=Trace(events), ledger=ledger,
         usage=[*first.usage, *second.usage], harness_stop=first.harness_stop or second.harness_stop,
         error=first.error or second.error, virtual_seconds=first.virtual_seconds + second.virtual_seconds,
-        tools={**first.tools, **second.tools}, world=second.world)
+        tools={**first.tools, **second.tools}, world=second.world,
+        rules_fired={**first.rules_fired, **second.rules_fired})
 
 
 def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str) -> Verdict:

@@ -11,6 +11,7 @@ from toolchaos.invariants._builtin import (
     Violation,
     bounded,
     completed,
+    faults_fired,
     goal,
     idempotent,
     max_side_effects,
@@ -25,6 +26,6 @@ from toolchaos.invariants._builtin import (
 
 __all__ = [
     "INVARIANTS", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
-    "completed", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal", "no_unchanged_resend",
-    "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
+    "completed", "faults_fired", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal",
+    "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
 ]

@@ -15,6 +15,7 @@ data must pass (the constructors trust their types).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -23,7 +24,7 @@ from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, report_has
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
-from toolchaos.fake_tools import EffectLedger, World, canonical
+from toolchaos.fake_tools import EffectLedger, FakeTool, World, canonical
 from toolchaos.fake_tools.registry import Check, Registry
 
 _EPS = 1e-6
@@ -64,6 +65,10 @@ class FinishedRun(Protocol):
     def executions(self) -> dict[str, int]: ...
     @property
     def total_executions(self) -> int: ...
+    @property
+    def tools(self) -> dict[str, FakeTool]: ...
+    @property
+    def rules_fired(self) -> dict[str, tuple[int, ...]]: ...
     def summary(self) -> str: ...
 
 
@@ -642,6 +647,97 @@ class Goal(Invariant):
         return {**{t: ("successes", t) for t in self.successes}, **{t: ("effects", t) for t in self.effects}}
 
 
+class FaultsFired(Invariant):
+    """Every fault rule of the run's tools answered a call, unless the runtime kept the model from reaching it.
+
+    A rule that never matched makes a pass vacuous (as respx's ``assert_all_called`` says of
+    a route): a typo in the policy's arguments that fails the tool's schema on every call, a
+    ``call: 7`` for a tool the model asks for 3 times, a ``match`` no call sends. The violation
+    names the rule and why it never matched, from the trace. A runtime that refused or skipped
+    calls, or ended the run before the model was done, may rightly have kept later rules from
+    firing: then only a schema that failed every call of the tool is the scenario's fault.
+    """
+
+    name = "faults_fired"
+
+    def check(self, result: FinishedRun) -> list[Violation]:
+        end = result.trace.of_kind("end")
+        where = _at(end[-1] if end else None)
+        cut_short = _cut_short(result)
+        out: list[Violation] = []
+        for tool, definition in sorted(result.tools.items()):
+            schedule, events = definition.schedule, _tool_events(result, tool)
+            if events and all(e["outcome"] == "invalid_call" for e in events) and (
+                    schedule.rules or schedule.default.kind != "ok"):  # the arguments' fault, not the runtime's
+                out.append(Violation(f"{self.name}[{tool}]", f"the faults of {tool} to answer its calls",
+                                     f"none was read: {_schema_failures(tool, events)}", *where))
+                continue
+            if cut_short:
+                continue
+            fired = result.rules_fired.get(tool, ())
+            for i, rule in enumerate(schedule.rules):
+                if i not in fired:
+                    out.append(Violation(f"{self.name}[{tool}]", f"fault rule faults[{i}] of {tool} "
+                                         f"({rule.describe()}) to answer at least one call",
+                                         f"it never matched: {_why_unfired(result, tool, rule)}", *where))
+        return out
+
+    def expected_text(self) -> str:
+        return "every fault rule answers a call (unless the runtime stopped the model first)"
+
+    def actual_text(self, result: FinishedRun) -> str:
+        fired = sum(len(v) for v in result.rules_fired.values())
+        declared = sum(len(t.schedule.rules) for t in result.tools.values())
+        return f"{fired} of {declared} fault rules fired" if declared else "no fault rule declared"
+
+
+def _cut_short(result: FinishedRun) -> bool:
+    """Did the runtime keep the model from asking all it would: a refusal, a skipped call, a stop before its answer?"""
+    if result.harness_stop is not None:
+        return True
+    if any(e["kind"] in ("refusal", "skipped") for e in result.trace.events):
+        return True
+    turns = result.trace.model_events
+    return not turns or turns[-1]["final"] is None
+
+
+def _why_unfired(result: FinishedRun, tool: str, rule: Any) -> str:
+    """Why a fault rule answered no call: the tool never ran, every call failed its schema, or the rule's own terms."""
+    events = _tool_events(result, tool)
+    if not events:
+        asked = sum(1 for e in result.trace.events if e["kind"] in ("refusal", "skipped") and e["tool"] == tool)
+        return f"{tool} was never executed" + (f" ({asked} calls refused or skipped by the runtime)" if asked else "")
+    valid = [e for e in events if e["outcome"] != "invalid_call"]  # a schema failure never reads the schedule
+    if not valid:
+        return _schema_failures(tool, events)
+    numbers = [e["call_no"] for e in valid]
+    if rule.call is not None and rule.call not in numbers:
+        return f"call {rule.call} of {tool} never came as a valid call (valid calls: {_numbers(numbers)})"
+    if rule.calls is not None and not any(rule.calls[0] <= n and (rule.calls[1] is None or n <= rule.calls[1])
+                                          for n in numbers):
+        return f"no valid call of {tool} fell in calls {rule.calls[0]}..{rule.calls[1] or ''} ({_numbers(numbers)})"
+    if rule.match is not None and not any(all(e["args"].get(k) == v for k, v in rule.match.items()) for e in valid):
+        return f"no call sent arguments matching {dict(rule.match)} (sent: {_sent(valid)})"
+    if rule.probability is not None:
+        return f"no draw fell under p={rule.probability:g} ({len(valid)} valid calls of {tool})"
+    return "an earlier rule answered every call it matched (the first rule that matches wins)"
+
+
+def _schema_failures(tool: str, events: Sequence[ToolEvent]) -> str:
+    codes = ", ".join(dict.fromkeys(e["code"] for e in events))
+    return (f"all {len(events)} executions of {tool} failed its argument schema ({codes}; sent {_sent(events)}) "
+            f"before any fault was read: the arguments are wrong, not the runtime")
+
+
+def _sent(events: Sequence[ToolEvent], most: int = 3) -> str:
+    distinct = list(dict.fromkeys(json.dumps(e["args"], sort_keys=True, default=str) for e in events))
+    return "; ".join(distinct[:most]) + (f"; and {len(distinct) - most} more" if len(distinct) > most else "")
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    return ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
+
+
 class Terminated(Invariant):
     """The agent ended the run itself: no crash, no harness ceiling, no watchdog."""
 
@@ -727,6 +823,11 @@ def terminated() -> Invariant:
 def world_state(collection: str, where: Mapping[str, Any] | None = None, count: int | None = None,
                 created: int | None = None, holds: Mapping[str, Any] | None = None) -> Invariant:
     return WorldState(collection, where, count, created, holds)
+
+
+@INVARIANTS.register(FaultsFired)
+def faults_fired() -> Invariant:
+    return FaultsFired()
 
 
 @INVARIANTS.register(Goal, checks={"successes": _TOOL_COUNTS, "effects": _TOOL_COUNTS},

@@ -98,6 +98,11 @@ class _Base:
         """Tool names this policy will call (checked against the scenario's tools)."""
         return set()
 
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        """Calls this policy will make whose arguments it knows before the run (checked against the tools'
+        schemas when a scenario loads); a policy that decides them as it goes knows none."""
+        return []
+
     def to_data(self) -> Any:  # pragma: no cover - abstract
         """The plain-data (YAML) spelling: the ``policy:`` section that builds this policy again."""
         raise NotImplementedError
@@ -180,6 +185,9 @@ class Scripted(_Base):
     def tools(self) -> set[str]:
         return {n for d in self.steps for n, _ in d.calls}
 
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [c for d in self.steps for c in d.calls]
+
     def to_data(self) -> Any:
         return {"scripted": {"steps": _decisions_data(self.steps), **self._turn_cap()}}
 
@@ -206,6 +214,9 @@ class Stubborn(_Base):
 
     def tools(self) -> set[str]:
         return {self.tool}
+
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(self.tool, dict(self.args))]
 
     def to_data(self) -> Any:  # a Jitter too, under its own name
         params: dict[str, Any] = {"tool": self.tool, "args": dict(self.args), "until": self.until}
@@ -285,6 +296,9 @@ class Alternate(_Base):
     def tools(self) -> set[str]:
         return {n for n, _ in self.calls}
 
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return list(self.calls)
+
     def to_data(self) -> Any:
         params: dict[str, Any] = {"calls": [{"call": n, "args": dict(a)} for n, a in self.calls], "until": self.until}
         if self.needs:
@@ -313,6 +327,9 @@ class PollUntil(_Base):
 
     def tools(self) -> set[str]:
         return {self.tool}
+
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(self.tool, dict(self.args))]
 
     def to_data(self) -> Any:
         return {"poll_until": {"tool": self.tool, "args": dict(self.args), **self._turn_cap()}}
@@ -357,6 +374,9 @@ class Paginate(_Base):
     def tools(self) -> set[str]:
         return {self.tool}
 
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(self.tool, dict(self.args))]  # the cursor comes later
+
     def to_data(self) -> Any:
         return {"paginate": {"tool": self.tool, "args": dict(self.args), "cursor_arg": self.cursor_arg,
                              "next_field": self.next_field, **self._turn_cap()}}
@@ -386,6 +406,9 @@ class Explore(_Base):
     def tools(self) -> set[str]:
         return {self.tool}
 
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(self.tool, dict(q)) for q in self.queries]
+
     def to_data(self) -> Any:
         return {"explore": {"tool": self.tool, "queries": [dict(q) for q in self.queries], "goal": self.goal,
                             **self._turn_cap()}}
@@ -409,6 +432,9 @@ class Obedient(_Base):
     def tools(self) -> set[str]:
         return _tools_of(self.inner)
 
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return known_calls(self.inner)
+
     def to_data(self) -> Any:
         return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
 
@@ -429,6 +455,9 @@ class IgnoresRefusals(_Base):
 
     def tools(self) -> set[str]:
         return _tools_of(self.inner)
+
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return known_calls(self.inner)
 
     def to_data(self) -> Any:
         return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
@@ -588,6 +617,12 @@ def recorded(path: str | Path, *, format: str = "auto", session: str | None = No
 def tools_of(policy: Policy) -> set[str]:
     """Tool names a policy will call, where it can tell (for load-time checks)."""
     return _tools_of(policy)
+
+
+def known_calls(policy: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a policy will make with arguments it knows before the run, where it can tell (load-time checks)."""
+    fn = getattr(policy, "known_calls", None)
+    return list(fn()) if callable(fn) else []
 
 
 def as_policy(obj: Any) -> Policy:

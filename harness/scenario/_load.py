@@ -37,7 +37,7 @@ from toolchaos.scenario._context import Context, import_ref
 from toolchaos.scenario._goal import build_goal, completed_by_goal
 from toolchaos.scenario._invariants import build_expect, cross_check
 from toolchaos.scenario._locate import split_path
-from toolchaos.scenario._policies import build_policy, check_policy_tools
+from toolchaos.scenario._policies import build_policy, check_policy_args, check_policy_tools
 from toolchaos.scenario._scenario import Expectation, Restart, Scenario, Useful
 from toolchaos.scenario._spans import Span, YMap, plain, short
 from toolchaos.scenario._spec import RestartSpec, ScenarioSpec, UsefulSpec, validate
@@ -66,10 +66,16 @@ def load_text(text: str, path: str | Path | None = None, *, allow_imports: bool 
     return out
 
 
+# Checked on every run of every scenario: the run ended by the agent, nothing run after a refusal
+# (the Python API's defaults), and every declared fault rule answering a call (no vacuous pass).
+IMPLICIT = (*_invariants.DEFAULT, _invariants.FaultsFired())
+
+
 def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: str | None, line: int) -> Scenario:
     tools = build_tools(spec.tools, ctx, ["tools"], root)
     policy = build_policy(root["policy"], ctx, ["policy"], root)
     check_policy_tools(policy, tools, ctx, ["policy"], root)
+    check_policy_args(policy, tools, ctx, ["policy"], root)
     expect = build_expect(spec.expect, ctx, ["expect"], "run", root)
     cross_check(expect, tools, ctx, ["expect"], root)
     if spec.agent is not None:
@@ -84,7 +90,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
     fuzz = _build_fuzz(root, tools, ctx) if "fuzz" in root else None
     digest = _with_dependencies(digest, ctx.depends)
     explicit = {e.name for e in expect if e.phase == "run"}
-    for inv in _invariants.DEFAULT:
+    for inv in IMPLICIT:
         if inv.name not in explicit:
             expect.append(Expectation(inv, f"(implicit) {inv.name}", None, "each"))
     return Scenario(
@@ -111,6 +117,7 @@ def _build_restart(rspec: RestartSpec, task: str, root: YMap, ctx: Context, tool
     if rspec.policy is not None:
         rpolicy = build_policy(rraw["policy"], ctx, ["restart", "policy"], root)
         check_policy_tools(rpolicy, rtools, ctx, ["restart", "policy"], root)
+        check_policy_args(rpolicy, rtools, ctx, ["restart", "policy"], root)
     restart = Restart(rspec.task or task, rpolicy, rtools)
     if rspec.expect_before:
         before = build_expect(rspec.expect_before, ctx, ["restart", "expect_before"], "before", root)

@@ -23,10 +23,10 @@ from toolchaos.errors import did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.fake_tools.registry import Kind
 from toolchaos.policies import POLICIES
-from toolchaos.policies._builtin import as_policy, tools_of
+from toolchaos.policies._builtin import as_policy, known_calls, tools_of
 from toolchaos.scenario._context import Context, import_ref, is_ref, one_key, try_build
 from toolchaos.scenario._locate import dotted, find_scalar, subtree
-from toolchaos.scenario._spans import plain, short
+from toolchaos.scenario._spans import Span, YMap, plain, short
 
 
 def build_policy(value: Any, ctx: Context, where: list[Any], root: Any = None) -> Callable[[], Any]:
@@ -120,3 +120,46 @@ def check_policy_tools(build: Callable[[], Any], tools: Sequence[FakeTool], ctx:
         raise ctx.error(f"the policy calls the tool {tool!r}, which this scenario does not define"
                         f"{did_you_mean(tool, names)} (tools: {', '.join(sorted(names))})", where, span=span,
                         root=root)
+
+
+def check_policy_args(build: Callable[[], Any], tools: Sequence[FakeTool], ctx: Context, where: list[Any],
+                      root: Any) -> None:
+    """The arguments the policy will send pass the schema of a tool with faults: else none of them could fire.
+
+    Only the calls whose arguments the policy knows before the run (``known_calls``); the others
+    are caught when they run (``faults_fired``). A tool without faults is left alone: sending it
+    invalid arguments may be what the scenario tests (a PRECONDITION the runtime must not resend).
+    """
+    by_name = {t.name: t for t in tools}
+    for tool_name, args in known_calls(build()):
+        tool = by_name.get(tool_name)
+        if tool is None or not _has_faults(tool):
+            continue
+        bad = tool.validate(args)
+        if bad is None:
+            continue
+        params = [str(p) for p in (tool.parameters.get("properties") or {})]
+        strays = [k for k in args if k not in params]
+        hints = "".join(f"; {k!r} is not one of its parameters{did_you_mean(k, params)}" for k in strays)
+        node = subtree(root, where)
+        span = next((sp for k in strays if (sp := _key_span(node, k)) is not None), None) or find_scalar(node, tool_name)
+        raise ctx.error(f"the policy calls {tool_name} with {short(args)}, which its argument schema rejects "
+                        f"({bad.message}{hints}): every such call would fail before {tool_name}'s faults are "
+                        f"read, so the scenario would test none of them", where, span=span, root=root)
+
+
+def _has_faults(tool: FakeTool) -> bool:
+    return bool(tool.schedule.rules) or tool.schedule.default.kind != "ok"
+
+
+def _key_span(node: Any, key: str) -> Span | None:
+    """Where ``key`` is written as a mapping key under ``node`` (a misspelled argument name)."""
+    if isinstance(node, YMap):
+        if key in node.key_spans:
+            return node.key_spans[key]
+        children: Any = node.values()
+    elif isinstance(node, list):
+        children = node
+    else:
+        return None
+    return next((sp for child in children if (sp := _key_span(child, key)) is not None), None)

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from toolchaos import REPORT_FIELDS, REPORT_SYNONYMS, AgentResult, InvariantViolation, policies, run, tool_message
+from toolchaos import (
+    REPORT_FIELDS,
+    REPORT_SYNONYMS,
+    AgentResult,
+    Decision,
+    InvariantViolation,
+    policies,
+    run,
+    tool_message,
+)
 from toolchaos import invariants as inv
 from toolchaos.fake_tools import catalogue, faults
 
@@ -291,8 +300,50 @@ def test_check_fails_a_run_the_harness_ended_unless_told_otherwise():
         raise ZeroDivisionError("boom")
 
     r = go(crashes, [catalogue.get("search")], policies.scripted([]))
-    with pytest.raises(InvariantViolation, match="invariant terminated broke.*the agent crashed"):
+    with pytest.raises(InvariantViolation, match=r"invariant terminated broke.*the agent crashed"):
         r.check(inv.bounded(executions=3))  # the bound holds: nothing ran. Not a pass.
     r.check(inv.bounded(executions=3), terminated=False)  # a test that expects the crash says so
     r.check(inv.terminal_state("CRASHED"))  # or expects it by name
     assert r.violations(inv.bounded(executions=3)) == []  # violations() checks what it is given, only
+
+
+# -- faults_fired: no vacuous pass -------------------------------------------------------------
+
+
+def _scripted_invoices(*ids):
+    return policies.scripted([{"call": "fetch_invoice", "args": {"invoice_id": i}} for i in ids] + [{"final": "ok"}])
+
+
+def test_faults_fired_names_a_rule_the_calls_never_reached():
+    tool = catalogue.get("fetch_invoice", faults=[{"call": 3, "outcome": "timeout"},
+                                                  {"match": {"invoice_id": "inv_x"}, "outcome": "empty"}])
+    r = go("builtin:naive", [tool], _scripted_invoices("inv_1", "inv_2"))
+    got = {v.expected: v.actual for v in r.violations(inv.faults_fired())}
+    assert got == {
+        "fault rule faults[0] of fetch_invoice (call 3 -> timeout) to answer at least one call":
+            "it never matched: call 3 of fetch_invoice never came as a valid call (valid calls: 1, 2) (and 1 more)"}
+    (v,) = r.violations(inv.faults_fired())
+    assert v.invariant == "faults_fired[fetch_invoice]"
+    hit = go("builtin:naive", [tool], _scripted_invoices("inv_1", "inv_x", "inv_3"))
+    assert hit.violations(inv.faults_fired()) == []
+
+
+def test_faults_fired_blames_arguments_that_fail_the_schema_whatever_the_runtime():
+    def typo(view):  # a policy whose arguments are only known as it runs
+        return Decision.call("fetch_invoice", {"invoce_id": "inv_1"}) if view.step < 4 else Decision.final("x")
+
+    for agent in ("builtin:naive", "builtin:guarded"):  # guarded refuses the resend: still the arguments' fault
+        r = go(agent, [catalogue.get("fetch_invoice", faults=faults.timeout(after=30))], typo)
+        (v,) = r.violations(inv.faults_fired())
+        assert v.actual.startswith("none was read: all ") and "failed its argument schema (missing_argument; " \
+            'sent {"invoce_id": "inv_1"}) before any fault was read: the arguments are wrong' in v.actual
+
+
+def test_faults_fired_leaves_rules_a_runtime_kept_the_model_from_reaching():
+    tool = catalogue.get("fetch_invoice", faults=[{"calls": [1, 4], "outcome": "timeout"},
+                                                  {"call": 5, "outcome": "empty"}])
+    r = go("builtin:guarded", [tool], policies.stubborn("fetch_invoice", {"invoice_id": "i"}))
+    assert r.total_executions < 5 and any(e["kind"] == "refusal" for e in r.trace)  # stopped: right to
+    assert r.violations(inv.faults_fired()) == []
+    assert names(go("builtin:naive", [tool], _scripted_invoices("i", "i")), inv.faults_fired()) == [
+        "faults_fired[fetch_invoice]"]  # the model itself asked twice: call 5 was never coming

@@ -47,7 +47,7 @@ def test_a_valid_scenario_becomes_harness_objects() -> None:
     assert [t.name for t in sc.tools] == ["fetch_invoice"]
     assert sc.policy().name == "stubborn"
     names = [e.name for e in sc.expect]
-    assert names == ["bounded", "terminated", "no_execution_after_refusal"]  # the last two: always checked
+    assert names == ["bounded", "terminated", "no_execution_after_refusal", "faults_fired"]  # the last three: always
     assert sc.expect[0].text == "bounded: {executions: 3}" and sc.expect[0].line == 10
     assert sc.expect[1].line is None and sc.expect[1].phase == "each"
     assert len(sc.content_hash) == 64
@@ -382,6 +382,37 @@ def _never_more_than_one_turn(result: object) -> bool:
     return getattr(result, "turns", 0) <= 1
 
 
+# --- policy arguments that no fault could see -------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", [
+    "  stubborn: {tool: fetch_invoice, args: {invoce_id: inv_1}}",
+    "  scripted:\n    - {call: fetch_invoice, args: {invoce_id: inv_1}}",
+    "  ignores_refusals:\n    stubborn: {tool: fetch_invoice, args: {invoce_id: inv_1}}",
+])
+def test_policy_arguments_that_fail_the_schema_are_a_located_error(policy: str) -> None:
+    err = error(with_("  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}", policy))
+    assert ("the policy calls fetch_invoice with {'invoce_id': 'inv_1'}, which its argument schema rejects "
+            "(missing required argument 'invoice_id'; 'invoce_id' is not one of its parameters; did you mean "
+            "'invoice_id'?)") in err.message
+    assert "the scenario would test none of them" in err.message
+    assert err.excerpt.splitlines()[-1].endswith(" " + "^" * len("invoce_id"))  # the caret: the misspelled key
+
+
+def test_a_fault_rule_that_never_fires_fails_the_scenario_saying_why() -> None:
+    [sc] = load(with_("    faults: {timeout: {after: 30}}\n", "    faults:\n      - {call: 5, outcome: timeout}\n"))
+    v = run_scenario(sc, "builtin:guarded")  # one call answers the model: call 5 never comes
+    [(exp, violation)] = v.failures
+    assert exp.text == "(implicit) faults_fired" and violation.invariant == "faults_fired[fetch_invoice]"
+    assert violation.actual == "it never matched: call 5 of fetch_invoice never came as a valid call (valid calls: 1)"
+
+
+def test_invalid_arguments_to_a_tool_without_faults_may_be_what_a_scenario_tests() -> None:
+    text = with_("    faults: {timeout: {after: 30}}\n", "", with_("{invoice_id: inv_1}", "{invoice_id: 42}"))
+    [sc] = load(text)  # a wrong type on purpose: the PRECONDITION itself is the fault under test
+    assert run_scenario(sc, "builtin:guarded").result.trace.tool_events[0]["code"] == "wrong_type"
+
+
 # --- the goal ---------------------------------------------------------------------------------
 
 
@@ -457,7 +488,7 @@ restart:
 """)
     assert sc.restart is not None and sc.restart.task == sc.task
     assert sc.restart.tools[0].schedule.rules == () and sc.tools[0].schedule.rules != ()
-    assert [e.phase for e in sc.expect] == ["run", "before", "each", "each"]
+    assert [e.phase for e in sc.expect] == ["run", "before", "each", "each", "each"]
     v = run_scenario(sc, "builtin:guarded")
     assert v.passed, v.headline()
     assert len(v.runs) == 2 and v.result.run_id.endswith("+restart")
