@@ -113,6 +113,9 @@ def render_failure(verdict: Verdict) -> str:
     sc = verdict.scenario
     result = verdict.result
     where = _shown(verdict.path)
+    if result.harness_stop == "uncallable":  # nothing ran: no invariant has anything to say
+        return (f"chaos scenario {verdict.id} could not run: {result.error}\n"
+                f"  file: {where}:{sc.line if sc is not None else 1}")
     exp, first = verdict.failures[0]
     at = f" at step {first.step} (trace event #{first.seq})" if first.seq is not None else ""
     phase = " [first run, before the restart]" if exp.phase == "before" else ""

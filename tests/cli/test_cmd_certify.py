@@ -124,6 +124,8 @@ def test_an_agent_the_harness_cannot_call_is_an_error_not_a_failure(
     assert {s["terminal_state"] for s in data["scenarios"]} == {"ERROR"}
     assert "COULD NOT CERTIFY" in (tmp_path / "report.md").read_text()
     assert "COULD NOT CERTIFY" in (tmp_path / "report.html").read_text()
+    assert main(["certify", "--agent", ref, "-k", "legit-t*", "-v"]) == 2  # the failure: why, not invariants
+    assert f"chaos scenario legit-transient-503 could not run: {message}" in capsys.readouterr().out
 
 
 def test_a_kind_named_wrong_is_a_clear_error(agents_module: str, capsys: pytest.CaptureFixture[str]) -> None:
