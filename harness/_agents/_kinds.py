@@ -124,7 +124,7 @@ def label(agent: Any) -> str:
     """How messages and reports name an agent: its reference as given, else ``module:qualname``."""
     if isinstance(agent, str):
         return agent
-    cls = agent if inspect.isfunction(agent) or inspect.ismethod(agent) else type(agent)
+    cls = agent if inspect.isroutine(agent) or inspect.isclass(agent) else type(agent)
     return f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', type(agent).__name__)}"
 
 

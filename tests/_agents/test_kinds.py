@@ -1,0 +1,76 @@
+"""Agent kinds: how a reference names one, how an object is recognised, and an agent that cannot be called."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from toolchaos import policies, run, wire
+from toolchaos._agents import ACCEPTED, label, recognise, resolve_agent, split
+from toolchaos._agents._kinds import call
+from toolchaos.errors import AgentCallError, AgentRefError
+from toolchaos.fake_tools import catalogue
+
+
+def test_a_reference_may_name_its_kind() -> None:
+    assert split("myapp.agent:run") == (None, "myapp.agent:run")
+    assert split("builtin:guarded") == (None, "builtin:guarded")
+    assert split("openai-agents:myapp.agents:billing") == ("openai-agents", "myapp.agents:billing")
+    with pytest.raises(AgentRefError, match=r"unknown agent kind 'langraph'; did you mean 'langgraph'\?"):
+        split("langraph:myapp:graph")
+    with pytest.raises(AgentRefError, match=r"expected 'builtin:NAME', 'package\.module:attr' or 'KIND:"):
+        split("myapp")
+
+
+def _framework_object(module: str, name: str) -> Any:
+    """An object whose type looks like a framework's, without importing the framework."""
+    return type(name, (), {"__module__": module})()
+
+
+def test_the_kind_is_recognised_from_the_object() -> None:
+    def in_process(task: str, model: Any, tools: Any) -> None: ...
+    def sdk(task: str) -> None: ...
+    def sdk_env(task: str, env: Any) -> None: ...
+    def keyword_env(task: str, *, env: Any = None) -> None: ...
+
+    assert [recognise(f) for f in (in_process, sdk, sdk_env, keyword_env)] == ["in-process", "sdk", "sdk", "sdk"]
+    assert recognise(_framework_object("agents.agent", "Agent")) == "openai-agents"
+    assert recognise(_framework_object("pydantic_ai.agent.abstract", "AbstractAgent")) == "pydantic-ai"
+    assert recognise(_framework_object("langgraph.pregel.main", "Pregel")) == "langgraph"
+    assert recognise(_framework_object("myapp.agents", "Agent")) == "in-process"  # not callable: the call will say
+
+
+def test_the_engine_runs_in_process_agents_and_says_what_runs_the_others() -> None:
+    assert resolve_agent("in-process:builtin:naive") is resolve_agent("builtin:naive")
+    with pytest.raises(AgentRefError, match=r"of kind sdk .* run it with toolchaos\.wire\.run"):
+        resolve_agent("sdk:toolchaos._agents:naive")
+    with pytest.raises(AgentRefError, match=r"of kind langgraph .*toolchaos\.adapters\.agent_under_test"):
+        resolve_agent(_framework_object("langgraph.graph.state", "Pregel"))
+
+
+def test_only_a_type_error_of_the_call_itself_means_the_agent_could_not_be_called() -> None:
+    def two(task: str, env: Any) -> None: ...
+    def broken(task: str, model: Any, tools: Any) -> None:
+        raise TypeError("a bug inside the agent")
+
+    with pytest.raises(AgentCallError, match=r"^could not call agent myapp:two: .*two\(\) takes 2 positional"):
+        call(two, "myapp:two", "t", None, None)
+    with pytest.raises(TypeError, match="a bug inside the agent"):  # the agent ran: its own crash
+        call(broken, "myapp:broken", "t", None, None)
+    with pytest.raises(AgentCallError, match="'dict' object is not callable"):
+        call({}, "myapp:CONFIG", "t", None, None)
+    assert label(AgentRefError) == "toolchaos.errors:AgentRefError" and label("myapp:run") == "myapp:run"
+
+
+def test_an_agent_the_harness_cannot_call_ends_error_in_process_and_over_the_wire() -> None:
+    def four(task: str, model: Any, tools: Any, extra: Any) -> None: ...
+    def sdk_three(task: str, env: Any, extra: Any) -> None: ...
+
+    tools = [catalogue.get("search")]
+    r = run(four, task="t", tools=tools, policy=policies.scripted([]))
+    assert (r.terminal_state, r.harness_stop, r.turns) == ("ERROR", "uncallable", 0)
+    assert r.error is not None and r.error.endswith(ACCEPTED) and "missing 1 required positional argument" in r.error
+    with pytest.raises(AssertionError, match="the harness could not call the agent: could not call agent"):
+        r.check()
+    w = wire.run(sdk_three, task="t", tools=tools, policy=policies.scripted([]))
+    assert (w.terminal_state, w.harness_stop) == ("ERROR", "uncallable") and w.model_requests == 0
