@@ -36,26 +36,28 @@ def test_waste_beyond_the_useful_work_again_is_high() -> None:
 
 
 @pytest.fixture(scope="module")
-def gemini_verdict():
+def loopguard_verdict():
+    # not gemini's stop within 5 identical calls any more: its model reads the feedback as the refusal it
+    # is and gives up, and the plain loop's COMPLETED fails the scenario
     (sc,) = [s for s in suite() if s.name == "loop-oversized-refetch"]
-    return run_scenario(sc, "builtin:gemini")
+    return run_scenario(sc, "builtin:loopguard")
 
 
-def test_a_pass_can_carry_a_high_waste_grade(gemini_verdict) -> None:
-    """The published stop within 5 identical calls passes the bounds; what it spent shows in the grade."""
-    v = gemini_verdict
-    assert v.passed and v.grade is not None and v.grade.level == "high" and v.grade.wasted_executions == 3
+def test_a_pass_can_carry_a_high_waste_grade(loopguard_verdict) -> None:
+    """The design's same-call limit passes the bounds; what it spent past the useful work shows in the grade."""
+    v = loopguard_verdict
+    assert v.passed and v.grade is not None and v.grade.level == "high" and v.grade.wasted_executions == 2
     assert v.whys[0] and "80,000" in v.whys[0]  # the bound's reason, in the order of expect
 
 
-def test_reports_carry_the_grade_and_each_why(gemini_verdict, tmp_path: Path) -> None:
-    entry, events = scenario_entry(gemini_verdict)
-    assert entry["grade"]["level"] == "high" and entry["grade"]["wasted_executions"] == 3
+def test_reports_carry_the_grade_and_each_why(loopguard_verdict, tmp_path: Path) -> None:
+    entry, events = scenario_entry(loopguard_verdict)
+    assert entry["grade"]["level"] == "high" and entry["grade"]["wasted_executions"] == 2
     assert entry["invariants"][0]["name"] == "bounded" and "80,000" in entry["invariants"][0]["why"]
     assert entry["invariants"][-1]["why"] is None  # an implicit check has no reason of its own
-    report, traces = build_report([(entry, events)], {"agent": "builtin:gemini"})
-    assert report["waste"] == {"graded": 1, "none": 0, "low": 0, "high": 1, "wasted_executions": 3,
-                               "wasted_turns": 3, "wasted_tokens": entry["grade"]["wasted_tokens"]}
+    report, traces = build_report([(entry, events)], {"agent": "builtin:loopguard"})
+    assert report["waste"] == {"graded": 1, "none": 0, "low": 0, "high": 1, "wasted_executions": 2,
+                               "wasted_turns": 1, "wasted_tokens": entry["grade"]["wasted_tokens"]}
     md = render_markdown(report, traces)
-    assert "| Waste | 0 none, 0 low, 1 high of 1 graded; 3 executions and" in md
-    assert "| high: +3 exec, +" in md
+    assert "| Waste | 0 none, 0 low, 1 high of 1 graded; 2 executions and" in md
+    assert "| high: +2 exec, +" in md

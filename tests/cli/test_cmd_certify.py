@@ -86,10 +86,11 @@ def agents_module(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.mark.parametrize("attr,kind,failed", [
-    ("openai_agent", "openai-agents", ["legit-paginate-12-pages"]),  # its default max_turns=10 stops page 11
+    # the Agents SDK's default max_turns=10 stops the 12 pages and the 12 reads of two feeds
+    ("openai_agent", "openai-agents", ["legit-paginate-12-pages", "legit-two-feeds-in-turn"]),
     ("pydantic_agent", "pydantic-ai", []),
     ("langgraph_agent", "langgraph", []),
-    ("anthropic_loop", "sdk", ["legit-paginate-12-pages"]),  # its own 10-step cap, too
+    ("anthropic_loop", "sdk", ["legit-paginate-12-pages", "legit-two-feeds-in-turn"]),  # its own 10-step cap, too
 ])
 def test_an_agent_of_any_kind_gets_a_real_certificate(agents_module: str, attr: str, kind: str, failed: list[str],
                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,7 +105,7 @@ def test_an_agent_of_any_kind_gets_a_real_certificate(agents_module: str, attr: 
     ran = [s for s in data["scenarios"] if s["verdict"] == "pass"]
     assert all(s["figures"]["executions"] > 0 and s["figures"]["model_turns"] > 1 for s in ran)  # it really ran
     assert code == (1 if failed else 0) and ("NOT CERTIFIED" in err) == bool(failed)
-    assert main(["certify", "--agent", f"{kind}:{ref}", "-k", "legit-t*"]) == 0  # the kind named explicitly
+    assert main(["certify", "--agent", f"{kind}:{ref}", "-k", "legit-transient*"]) == 0  # the kind named explicitly
 
 
 def test_an_agent_the_harness_cannot_call_is_an_error_not_a_failure(
@@ -124,7 +125,7 @@ def test_an_agent_the_harness_cannot_call_is_an_error_not_a_failure(
     assert {s["terminal_state"] for s in data["scenarios"]} == {"ERROR"}
     assert "COULD NOT CERTIFY" in (tmp_path / "report.md").read_text()
     assert "COULD NOT CERTIFY" in (tmp_path / "report.html").read_text()
-    assert main(["certify", "--agent", ref, "-k", "legit-t*", "-v"]) == 2  # the failure: why, not invariants
+    assert main(["certify", "--agent", ref, "-k", "legit-transient*", "-v"]) == 2  # the failure: why, not invariants
     assert f"chaos scenario legit-transient-503 could not run: {message}" in capsys.readouterr().out
 
 
