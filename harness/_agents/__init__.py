@@ -13,6 +13,7 @@ from toolchaos._agents._kinds import (
     SDK,
     framework_of,
     import_ref,
+    invoke,
     label,
     recognise,
     split,
@@ -36,7 +37,7 @@ def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:
     reference naming another kind, or an object of another kind (a framework's agent), is an
     error that says what runs it: ``toolchaos.adapters.agent_under_test`` runs every kind. Any
     other object is returned as it is: one that cannot be called fails at the call, where the
-    run ends ERROR saying so (``toolchaos._agents._kinds.call``).
+    run ends ERROR saying so (``invoke``).
     """
     obj = _load(ref, kind) if isinstance(ref, str) else ref
     found = framework_of(obj)
@@ -65,5 +66,5 @@ def _elsewhere(ref: str, found: str, wanted: str) -> str:
 
 
 __all__ = ["ACCEPTED", "BUILTIN", "FRAMEWORKS", "IN_PROCESS", "KINDS", "SDK", "AgentRefError", "GuardConfig",
-           "GuardedAgent", "framework_of", "guarded", "import_ref", "label", "naive", "recognise", "resolve_agent",
-           "split"]
+           "GuardedAgent", "framework_of", "guarded", "import_ref", "invoke", "label", "naive", "recognise",
+           "resolve_agent", "split"]

@@ -128,7 +128,7 @@ def label(agent: Any) -> str:
     return f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', type(agent).__name__)}"
 
 
-def call(agent: Any, name: str, *args: Any) -> Any:
+def invoke(agent: Any, name: str, *args: Any) -> Any:
     """Call an agent; a ``TypeError`` raised by the call itself, before the agent ran, is an ``AgentCallError``.
 
     A wrong signature (or an object that is no function at all) fails at the call: its traceback

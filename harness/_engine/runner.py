@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolchaos._agents import _kinds as agent_kinds
-from toolchaos._agents import resolve_agent
+from toolchaos._agents import invoke, label, resolve_agent
 from toolchaos._engine.client import ModelClient
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.state import RunState
@@ -62,7 +61,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     _isolation.install()
     r = _state(name, task, seed, tools, policy, budgets, ceiling or Ceiling(), store, ledger,
                world if isinstance(world, World) else World(world))
-    ending = _drive(agent_fn, agent_kinds.label(agent), r)
+    ending = _drive(agent_fn, label(agent), r)
     res = _finish(r, ending)
     if artifacts is not None:
         res.trace.write(Path(artifacts) / f"{safe_name(name)}.trace.jsonl")
@@ -100,7 +99,7 @@ def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: A
                     {} if store is None else store)
 
 
-def _drive(agent_fn: Callable[..., Any], label: str, r: RunState) -> _Ending:
+def _drive(agent_fn: Callable[..., Any], name: str, r: RunState) -> _Ending:
     """Run the agent under the watchdog, the socket guard and the run's clock; close the run."""
     toolbox, model = Toolbox(r), ModelClient(r)
     clock = r.clock
@@ -111,7 +110,7 @@ def _drive(agent_fn: Callable[..., Any], label: str, r: RunState) -> _Ending:
     threads_before = set(threading.enumerate())
     try:
         try:
-            out = agent_kinds.call(agent_fn, label, r.task, model, toolbox)
+            out = invoke(agent_fn, name, r.task, model, toolbox)
             if inspect.isawaitable(out):
                 out = _clock.run_awaitable(out, clock)  # asyncio.run, virtual time
         finally:

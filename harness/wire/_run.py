@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
-from toolchaos._agents import _kinds as agent_kinds
-from toolchaos._agents import resolve_agent
+from toolchaos._agents import SDK, invoke, resolve_agent
+from toolchaos._agents import label as agent_label
 from toolchaos._engine import ModelClient, RunResult, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
@@ -165,7 +165,7 @@ def harness_stop_in(exc: BaseException) -> BaseException | None:
 
 def call_agent(agent: Any, task: str, env: Env, label: str = "agent") -> Any:
     args = (task, env) if wants_env(agent) else (task,)
-    out = agent_kinds.call(agent, label, *args)  # a wrong signature: an agent the harness could not call
+    out = invoke(agent, label, *args)  # a wrong signature: an agent the harness could not call
     if inspect.isawaitable(out):  # called inside toolchaos.run: the run's clock drives the loop's time
         out = _clock.run_awaitable(out, cast(_clock.VirtualClock, _clock.active()))
     return out
@@ -185,8 +185,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     anything else fails the run naming the URL. ``world``: the state behind the tools, as for
     ``toolchaos.run``.
     """
-    agent_fn = resolve_agent(agent, agent_kinds.SDK)
-    label = agent_kinds.label(agent)
+    agent_fn = resolve_agent(agent, SDK)
+    label = agent_label(agent)
     tools = list(tools)
     patch = dict(patch or {})
     for target_tool in patch.values():  # a FakeTool given as a patch target joins the run's tools

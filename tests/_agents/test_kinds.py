@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 from toolchaos import policies, run, wire
-from toolchaos._agents import ACCEPTED, label, recognise, resolve_agent, split
-from toolchaos._agents._kinds import call
+from toolchaos._agents import ACCEPTED, invoke, label, recognise, resolve_agent, split
 from toolchaos.errors import AgentCallError, AgentRefError
 from toolchaos.fake_tools import catalogue
 
@@ -54,11 +53,11 @@ def test_only_a_type_error_of_the_call_itself_means_the_agent_could_not_be_calle
         raise TypeError("a bug inside the agent")
 
     with pytest.raises(AgentCallError, match=r"^could not call agent myapp:two: .*two\(\) takes 2 positional"):
-        call(two, "myapp:two", "t", None, None)
+        invoke(two, "myapp:two", "t", None, None)
     with pytest.raises(TypeError, match="a bug inside the agent"):  # the agent ran: its own crash
-        call(broken, "myapp:broken", "t", None, None)
+        invoke(broken, "myapp:broken", "t", None, None)
     with pytest.raises(AgentCallError, match="'dict' object is not callable"):
-        call({}, "myapp:CONFIG", "t", None, None)
+        invoke({}, "myapp:CONFIG", "t", None, None)
     assert label(AgentRefError) == "toolchaos.errors:AgentRefError" and label("myapp:run") == "myapp:run"
 
 
