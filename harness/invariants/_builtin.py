@@ -24,7 +24,7 @@ from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, report_has
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
-from toolchaos.fake_tools import EffectLedger, FakeTool, World, canonical
+from toolchaos.fake_tools import EffectLedger, FakeTool, Rule, World, canonical
 from toolchaos.fake_tools.registry import Check, Registry
 
 _EPS = 1e-6
@@ -701,15 +701,13 @@ def _cut_short(result: FinishedRun) -> bool:
     return not turns or turns[-1]["final"] is None
 
 
-def _why_unfired(result: FinishedRun, tool: str, rule: Any) -> str:
-    """Why a fault rule answered no call: the tool never ran, every call failed its schema, or the rule's own terms."""
+def _why_unfired(result: FinishedRun, tool: str, rule: Rule) -> str:
+    """Why a fault rule answered no call though some calls were valid (or none was made): the rule's own terms."""
     events = _tool_events(result, tool)
     if not events:
         asked = sum(1 for e in result.trace.events if e["kind"] in ("refusal", "skipped") and e["tool"] == tool)
         return f"{tool} was never executed" + (f" ({asked} calls refused or skipped by the runtime)" if asked else "")
     valid = [e for e in events if e["outcome"] != "invalid_call"]  # a schema failure never reads the schedule
-    if not valid:
-        return _schema_failures(tool, events)
     numbers = [e["call_no"] for e in valid]
     if rule.call is not None and rule.call not in numbers:
         return f"call {rule.call} of {tool} never came as a valid call (valid calls: {_numbers(numbers)})"
