@@ -414,7 +414,22 @@ class Explore(_Base):
                             **self._turn_cap()}}
 
 
-class Obedient(_Base):
+class _Wrapper(_Base):
+    """A policy around another one: it asks for the inner policy's tools and calls, and writes the inner one out."""
+
+    inner: Policy
+
+    def tools(self) -> set[str]:
+        return _tools_of(self.inner)
+
+    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return known_calls(self.inner)
+
+    def to_data(self) -> Any:
+        return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
+
+
+class Obedient(_Wrapper):
     """Wraps a policy: gives up on a non-retryable error or a refusal."""
 
     name = "obedient"
@@ -429,17 +444,8 @@ class Obedient(_Base):
                 return Decision.final(f"I cannot complete the task: {fb.tool} failed ({fb.code}).")
         return self.inner.decide(view)
 
-    def tools(self) -> set[str]:
-        return _tools_of(self.inner)
 
-    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
-        return known_calls(self.inner)
-
-    def to_data(self) -> Any:
-        return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
-
-
-class IgnoresRefusals(_Base):
+class IgnoresRefusals(_Wrapper):
     """Wraps a policy: keeps asking after being refused, as some models do until a hard stop."""
 
     name = "ignores_refusals"
@@ -452,15 +458,6 @@ class IgnoresRefusals(_Base):
         # The inner policy reads a refusal as one more failure worth retrying.
         seen = [dc_replace(fb, kind="error", retryable=True) if fb.kind == "refused" else fb for fb in view.feedback]
         return self.inner.decide(dc_replace(view, feedback=seen))
-
-    def tools(self) -> set[str]:
-        return _tools_of(self.inner)
-
-    def known_calls(self) -> list[tuple[str, dict[str, Any]]]:
-        return known_calls(self.inner)
-
-    def to_data(self) -> Any:
-        return {self.name: {"inner": POLICIES.to_data(self.inner), **self._turn_cap()}}
 
 
 class Recorded(_Base):
