@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos.errors import ScenarioError, UserError, did_you_mean
+from toolchaos.fake_tools.registry import Kind, Registry
 from toolchaos.scenario._locate import dotted, end_of, locate
 from toolchaos.scenario._spans import Span, YMap, short
 
@@ -127,3 +128,13 @@ def try_build(build: Callable[[], Any], ctx: Context, at: list[Any], what: str, 
         raise ctx.error(f"{what}: {msg}", target, root=root) from None
     except Exception as exc:  # anything else a constructor raised on the file's values: still the file's fault
         raise ctx.error(f"{what}: bad parameters ({type(exc).__name__}: {exc})", at, root=root) from None
+
+
+def registered(registry: Registry[Any], name: str, what: str, ctx: Context, where: Sequence[Any], at: list[Any],
+               value: Any, root: Any) -> Kind[Any]:
+    """The kind registered as ``name``, or a located error listing the registered ones (with "did you mean")."""
+    kind = registry.get(name)
+    if kind is None:
+        raise ctx.error(f"{dotted(where)}: unknown {what} {name!r}{did_you_mean(name, registry)} "
+                        f"(known: {', '.join(registry)})", at, key=isinstance(value, dict), root=root)
+    return kind

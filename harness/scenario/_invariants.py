@@ -21,7 +21,7 @@ from toolchaos.errors import did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.fake_tools.registry import Kind
 from toolchaos.invariants import INVARIANTS, Invariant, Violation
-from toolchaos.scenario._context import Context, import_ref, is_ref, one_key, signature, try_build
+from toolchaos.scenario._context import Context, import_ref, is_ref, one_key, registered, signature, try_build
 from toolchaos.scenario._locate import dotted, locate
 from toolchaos.scenario._scenario import Expectation
 from toolchaos.scenario._spans import plain, short
@@ -56,10 +56,7 @@ def build_invariant(value: Any, ctx: Context, at: list[Any], root: Any) -> Any:
     inner = [*at, name] if isinstance(value, dict) else at
     if is_ref(name):
         return _custom(name, raw, ctx, inner, root)
-    kind = INVARIANTS.get(name)
-    if kind is None:
-        raise ctx.error(f"{dotted(at)}: unknown invariant {name!r}{did_you_mean(name, INVARIANTS)} "
-                        f"(known: {', '.join(INVARIANTS)})", inner, key=isinstance(value, dict), root=root)
+    kind = registered(INVARIANTS, name, "invariant", ctx, at, inner, value, root)
     args, kwargs = _arguments(kind, raw, ctx, inner, root)
     _check_values(kind, args, kwargs, ctx, inner, root)
     return try_build(lambda: kind.build(*args, **kwargs), ctx, inner, f"invariant {name!r}", root, kwargs=kwargs)

@@ -24,8 +24,8 @@ from toolchaos.fake_tools import FakeTool
 from toolchaos.fake_tools.registry import Kind
 from toolchaos.policies import POLICIES
 from toolchaos.policies._builtin import as_policy, known_calls, tools_of
-from toolchaos.scenario._context import Context, import_ref, is_ref, one_key, try_build
-from toolchaos.scenario._locate import dotted, find_scalar, subtree
+from toolchaos.scenario._context import Context, import_ref, is_ref, one_key, registered, try_build
+from toolchaos.scenario._locate import find_scalar, subtree
 from toolchaos.scenario._spans import Span, YMap, plain, short
 
 
@@ -35,10 +35,7 @@ def build_policy(value: Any, ctx: Context, where: list[Any], root: Any = None) -
     at = [*where, name] if isinstance(value, dict) else where
     if is_ref(name):
         return _custom(name, raw, ctx, at, root)
-    kind = POLICIES.get(name)
-    if kind is None:
-        raise ctx.error(f"{dotted(where)}: unknown policy {name!r}{did_you_mean(name, POLICIES)} "
-                        f"(known: {', '.join(POLICIES)})", at, key=isinstance(value, dict), root=root)
+    kind = registered(POLICIES, name, "policy", ctx, where, at, value, root)
     kwargs, positional = _arguments(kind, raw, ctx, at, root)
     inner = {k: build_policy(v, ctx, at if positional else [*at, k], root) for k, v in kwargs.items()
              if _takes_policy(kind, k)}
