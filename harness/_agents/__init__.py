@@ -18,6 +18,10 @@ from toolchaos._agents._kinds import (
     recognise,
     split,
 )
+from toolchaos._agents._presets import PRESETS, Endpoints, Launch, Preset, common_env, common_files
+from toolchaos._agents._process import PROCESS, TASK_MODES, ProcessAgent, is_process_ref
+from toolchaos._agents._process import from_data as process_agent
+from toolchaos._agents._process import from_ref as process_ref
 from toolchaos._agents.breaker import breaker
 from toolchaos._agents.doomloop import doomloop
 from toolchaos._agents.gemini import gemini
@@ -39,6 +43,10 @@ def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:
     other object is returned as it is: one that cannot be called fails at the call, where the
     run ends ERROR saying so (``invoke``).
     """
+    if isinstance(ref, ProcessAgent) or (isinstance(ref, str) and is_process_ref(ref)):
+        raise AgentRefError(f"agent {ref} is a process agent (a command run as a child process): run it with "
+                            f"toolchaos.adapters.agent_under_test (toolchaos certify --agent and pytest "
+                            f"--chaos-agent run every kind)")
     obj = _load(ref, kind) if isinstance(ref, str) else ref
     found = framework_of(obj)
     if found is not None:
@@ -65,6 +73,7 @@ def _elsewhere(ref: str, found: str, wanted: str) -> str:
             f"(toolchaos certify --agent and pytest --chaos-agent run every kind)")
 
 
-__all__ = ["ACCEPTED", "BUILTIN", "FRAMEWORKS", "IN_PROCESS", "KINDS", "SDK", "AgentRefError", "GuardConfig",
-           "GuardedAgent", "framework_of", "guarded", "import_ref", "invoke", "label", "naive", "recognise",
-           "resolve_agent", "split"]
+__all__ = ["ACCEPTED", "BUILTIN", "FRAMEWORKS", "IN_PROCESS", "KINDS", "PRESETS", "PROCESS", "SDK", "TASK_MODES",
+           "AgentRefError", "Endpoints", "GuardConfig", "GuardedAgent", "Launch", "Preset", "ProcessAgent",
+           "common_env", "common_files", "framework_of", "guarded", "import_ref", "invoke", "is_process_ref", "label",
+           "naive", "process_agent", "process_ref", "recognise", "resolve_agent", "split"]

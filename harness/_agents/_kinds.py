@@ -33,6 +33,8 @@ KINDS: dict[str, str] = {
     "openai-agents": "an agents.Agent (OpenAI Agents SDK), run by its Runner",
     "pydantic-ai": "a pydantic_ai.Agent",
     "langgraph": "a LangGraph compiled graph (create_react_agent, create_agent, StateGraph.compile())",
+    "process": "a program in any language run as a child process (cmd:COMMAND LINE or preset:NAME, or a "
+               "ProcessAgent), its model and tools served over HTTP and MCP (toolchaos.process)",
 }
 FRAMEWORKS = ("openai-agents", "pydantic-ai", "langgraph")
 
@@ -57,6 +59,9 @@ def split(ref: str) -> tuple[str | None, str]:
     parts = ref.split(":")
     if len(parts) == 3:
         kind = parts[0]
+        if kind == "process":
+            raise AgentRefError(f"agent reference {ref!r}: a process agent is named 'cmd:COMMAND LINE' or "
+                                f"'preset:NAME'")
         if kind not in KINDS:
             raise AgentRefError(f"agent reference {ref!r}: unknown agent kind {kind!r}{did_you_mean(kind, KINDS)}; "
                                 f"kinds: {', '.join(KINDS)}")

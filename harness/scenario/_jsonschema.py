@@ -13,7 +13,7 @@ from toolchaos.fake_tools.faults import FAULTS
 from toolchaos.fake_tools.registry import Kind
 from toolchaos.invariants import INVARIANTS
 from toolchaos.policies import POLICIES
-from toolchaos.scenario._spec import ScenarioSpec
+from toolchaos.scenario._spec import ProcessAgentSpec, ScenarioSpec
 
 SCHEMA_URL = "https://raw.githubusercontent.com/toolchaos/toolchaos/main/docs/scenario.schema.json"
 _POLICY = {"$ref": "#/$defs/Policy"}
@@ -127,6 +127,8 @@ def json_schema() -> dict[str, Any]:
     defs["Policy"] = _policy_schema()
     defs["Invariant"] = _invariant_schema()
     defs["Fuzz"] = _fuzz_schema()
+    defs["Agent"] = {"anyOf": [{"type": "string", "description": "an agent reference"},
+                               ProcessAgentSpec.model_json_schema()]}
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = SCHEMA_URL
     schema["title"] = "toolchaos scenario"

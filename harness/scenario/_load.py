@@ -33,14 +33,14 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.errors import AgentRefError, FuzzSpecError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as _invariants
-from toolchaos.scenario._context import Context, import_ref
+from toolchaos.scenario._context import IMPORTS_HINT, Context, import_ref
 from toolchaos.scenario._goal import build_goal, completed_by_goal
 from toolchaos.scenario._invariants import build_expect, cross_check
 from toolchaos.scenario._locate import split_path
 from toolchaos.scenario._policies import build_policy, check_policy_args, check_policy_tools
 from toolchaos.scenario._scenario import Expectation, Restart, Scenario, Useful
 from toolchaos.scenario._spans import Span, YMap, plain, short
-from toolchaos.scenario._spec import RestartSpec, ScenarioSpec, UsefulSpec, validate
+from toolchaos.scenario._spec import ProcessAgentSpec, RestartSpec, ScenarioSpec, UsefulSpec, validate
 from toolchaos.scenario._tools import build_tools
 from toolchaos.scenario._variants import variant_roots, with_tool_overrides
 from toolchaos.scenario._yaml import load_yaml
@@ -78,8 +78,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
     check_policy_args(policy, tools, ctx, ["policy"], root)
     expect = build_expect(spec.expect, ctx, ["expect"], "run", root)
     cross_check(expect, tools, ctx, ["expect"], root)
-    if spec.agent is not None:
-        _check_agent(spec.agent, ctx, ["agent"], root)
+    agent = _agent(spec.agent, ctx, root)
     budgets = Budgets(**spec.budgets.model_dump(exclude_none=True)) if spec.budgets else None
     ceiling = Ceiling(**spec.ceiling.model_dump(exclude_none=True)) if spec.ceiling else None
     restart = None
@@ -95,7 +94,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
             expect.append(Expectation(inv, f"(implicit) {inv.name}", None, "each"))
     return Scenario(
         id=spec.id, title=spec.title, description=spec.description.strip(), category=spec.category,
-        severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=spec.agent,
+        severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
         variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz,
         world=plain(root.get("world")) or {}, useful=_useful(spec.useful))
@@ -146,6 +145,33 @@ def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: Context) -> Any:
         path = split_path(exc.field)
         names_key = "unknown key" in exc.problem
         raise ctx.error(f"{exc.field}: {exc.problem}", path, key=names_key, root=root) from None
+
+
+def _agent(spec: Any, ctx: Context, root: YMap) -> str | agents.ProcessAgent | None:
+    """The scenario's agent: a reference (checked), or a process agent whose ``cwd`` is read from the file's folder."""
+    if spec is None:
+        return None
+    if not isinstance(spec, str | dict):
+        raise ctx.error("agent: expected a reference (text) or a process agent (a mapping: command, env, cwd, task, "
+                        "preset)", ["agent"], root=root)
+    if isinstance(spec, str) and not agents.is_process_ref(spec):
+        _check_agent(spec, ctx, ["agent"], root)
+        return spec
+    if not ctx.allow_imports:
+        raise ctx.error(f"agent: a process agent runs a command; {IMPORTS_HINT}", ["agent"], root=root)
+    where: list[Any] = ["agent"]
+    try:
+        if isinstance(spec, str):
+            agent = agents.process_ref(spec)
+        else:
+            data = validate(ProcessAgentSpec, root["agent"], ctx, root["agent"], prefix=["agent"])
+            agent = agents.process_agent(data.model_dump(exclude_none=True))
+    except AgentRefError as exc:
+        key = split_path(exc.field)[-1] if exc.field else None
+        if isinstance(spec, dict) and key in spec:
+            where.append(key)
+        raise ctx.error(str(exc), where, root=root) from None
+    return agent.in_folder(ctx.base)
 
 
 def _check_agent(agent: str, ctx: Context, where: list[Any], root: Any) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolchaos._agents import ProcessAgent
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.fake_tools import FakeTool
 from toolchaos.scenario._spec import ScenarioSpec
@@ -55,7 +56,7 @@ class Scenario:
     tags: tuple[str, ...]
     seed: int
     task: str
-    agent: str | None
+    agent: str | ProcessAgent | None  # a reference, or a process agent (its cwd read from the file's folder)
     tools: tuple[FakeTool, ...]
     policy: Callable[[], Any]  # builds a fresh policy for each run
     expect: tuple[Expectation, ...]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from toolchaos._agents import TASK_MODES
 from toolchaos.errors import ScenarioError, did_you_mean
 from toolchaos.scenario._context import Context
 from toolchaos.scenario._locate import dotted, locate
@@ -28,6 +29,7 @@ class _Model(BaseModel):
 
 # Placeholders replaced by ``json_schema`` (pydantic would try to resolve a ``$ref`` itself).
 FAULTS_REF: Any = {"x-toolchaos": "FaultSchedule"}
+AGENT_REF: Any = {"x-toolchaos": "Agent"}  # a reference (text) or a ProcessAgentSpec, checked by the loader
 FAULT_REF: Any = {"x-toolchaos": "Fault"}
 POLICY_REF: Any = {"x-toolchaos": "Policy"}
 EXPECT_REF: Any = {"x-toolchaos": "Invariants"}
@@ -143,6 +145,21 @@ class RestartSpec(_Model):
 _ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
+class ProcessAgentSpec(_Model):
+    """An agent run as a child process: any program, any language (``toolchaos.process``)."""
+
+    command: list[str] | str | None = Field(None, description="the program and its arguments (a list, or one line "
+                                                              "split like a shell's); with a preset: the program "
+                                                              "to use in its place")
+    env: dict[str, str] | None = Field(None, description="variables added to its environment (they win)")
+    cwd: str | None = Field(None, description="its working directory, relative to this file's folder (default: "
+                                              "this file's folder)")
+    task: Literal["arg", "stdin"] = Field("arg", description="how the task reaches it: the last argument, or its "
+                                                             "standard input")
+    preset: str | None = Field(None, description="a ready-made recipe: codex, claude-code, gemini-cli, opencode, "
+                                                 "node-openai, node-anthropic, python")
+
+
 class VariantSpec(_Model):
     """One parametrised item: its id and the fields it overrides (``tools`` and ``budgets`` merge per key)."""
 
@@ -153,7 +170,7 @@ class VariantSpec(_Model):
     tags: list[str] | None = None
     seed: int | None = Field(None, ge=0)
     task: str | None = None
-    agent: str | None = None
+    agent: Any = Field(None, json_schema_extra=AGENT_REF)
     goal: GoalSpec | None = None
     tools: dict[str, ToolSpec | None] | None = None
     policy: Any = Field(None, json_schema_extra=POLICY_REF)
@@ -177,10 +194,12 @@ class ScenarioSpec(_Model):
     tags: list[str] = Field(default_factory=list)
     seed: int = Field(0, ge=0, description="same seed, byte-identical trace")
     task: str = Field(description="what the agent is asked to do")
-    agent: str | None = Field(None, description="'builtin:NAME', 'package.module:attr' or 'KIND:package.module:attr': "
-                                                "an agent of any kind (in-process, sdk, openai-agents, pydantic-ai, "
-                                                "langgraph; needs chaos_allow_imports); --chaos-agent on the command "
-                                                "line wins")
+    agent: Any = Field(
+        None, json_schema_extra=AGENT_REF,
+        description="'builtin:NAME', 'package.module:attr' or 'KIND:package.module:attr': an agent of any kind "
+                    "(in-process, sdk, openai-agents, pydantic-ai, langgraph; needs chaos_allow_imports), "
+                    "'cmd:COMMAND' or 'preset:NAME', or a mapping {command, env, cwd, task, preset}: a process "
+                    "agent (needs chaos_allow_imports too); --chaos-agent on the command line wins")
     goal: GoalSpec | None = Field(None, description="what COMPLETED means for the task, checked from the trace and "
                                                     "the ledger on every run that ends COMPLETED")
     tools: dict[str, ToolSpec | None] = Field(min_length=1, description="tool name -> catalogue tool or inline tool")
@@ -201,7 +220,8 @@ class ScenarioSpec(_Model):
                                                description="parametrised items (each overrides some fields)")
 
 
-_CHOICES: dict[str, Sequence[str]] = {"category": CATEGORIES, "severity": SEVERITIES, "delivery": ("return", "raise")}
+_CHOICES: dict[str, Sequence[str]] = {"category": CATEGORIES, "severity": SEVERITIES, "delivery": ("return", "raise"),
+                                      "task": TASK_MODES}  # a process agent's task: (the scenario's is text)
 _TYPE_WORDS = {
     "int_type": "an integer", "float_type": "a number", "string_type": "text", "bool_type": "true or false",
     "dict_type": "a mapping", "model_type": "a mapping", "list_type": "a list", "int_from_float": "an integer",
