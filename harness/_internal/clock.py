@@ -113,7 +113,7 @@ def _virtual_sleep(seconds: float) -> None:
 
 async def _virtual_async_sleep(delay: float, result: Any = None) -> Any:
     clock = _active
-    if clock is None or delay <= 0 or type(asyncio.get_running_loop()) is VirtualEventLoop:
+    if clock is None or delay <= 0 or type(asyncio.get_running_loop()) in _OWN_TIME_LOOPS:
         return await _real_async_sleep(delay, result)  # on a virtual loop the timer itself is virtual
     clock.advance(delay)
     return await _real_async_sleep(0, result)
@@ -280,6 +280,22 @@ class VirtualEventLoop(asyncio.SelectorEventLoop):
 
     def _job_done(self, fut: asyncio.Future[Any]) -> None:
         self._vselector.jobs -= 1
+
+
+class RealTimeEventLoop(asyncio.SelectorEventLoop):
+    """An event loop that keeps real time inside a run: ``asyncio.sleep`` on it really sleeps.
+
+    For the harness's own servers (``toolchaos serve``, ``toolchaos mcp``): their loops tick
+    and time out in real seconds while a run's virtual clock is active in the process; a
+    virtual ``asyncio.sleep`` there would spin and move the run's clock, and timers read from
+    a ``time.monotonic`` that answers the run's clock would fire at the wrong moments.
+    """
+
+    def time(self) -> float:
+        return float(_fz.real_monotonic())
+
+
+_OWN_TIME_LOOPS = (VirtualEventLoop, RealTimeEventLoop)
 
 
 def run_awaitable(awaitable: Awaitable[_T], clock: VirtualClock) -> _T:

@@ -21,7 +21,7 @@ import sys
 from typing import NoReturn, Protocol
 
 from toolchaos._internal.version import VERSION
-from toolchaos.cli import _analyze, _certify, _list, _new, _replay, _run, _schema
+from toolchaos.cli import _analyze, _certify, _list, _mcp, _new, _replay, _run, _schema, _serve
 from toolchaos.errors import CommandError, UserError
 
 
@@ -44,6 +44,8 @@ COMMANDS: dict[str, Command] = {
     "schema": _schema,
     "new": _new,
     "list": _list,
+    "serve": _serve,
+    "mcp": _mcp,
 }
 
 

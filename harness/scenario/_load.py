@@ -30,7 +30,7 @@ from typing import Any
 
 from toolchaos import _agents as agents
 from toolchaos._internal.limits import Budgets, Ceiling
-from toolchaos.errors import AgentRefError, FuzzSpecError, ScenarioError, did_you_mean
+from toolchaos.errors import AgentRefError, ApiFaultError, FuzzSpecError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.scenario._context import IMPORTS_HINT, Context, import_ref
@@ -87,6 +87,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
     if spec.goal is not None:
         expect = completed_by_goal(expect) + build_goal(spec.goal, ctx, root, tools, restart is not None)
     fuzz = _build_fuzz(root, tools, ctx) if "fuzz" in root else None
+    api_faults = _build_api_faults(root, ctx) if root.get("api_faults") is not None else None
     digest = _with_dependencies(digest, ctx.depends)
     explicit = {e.name for e in expect if e.phase == "run"}
     for inv in IMPLICIT:
@@ -97,7 +98,7 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
         variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz,
-        world=plain(root.get("world")) or {}, useful=_useful(spec.useful))
+        world=plain(root.get("world")) or {}, useful=_useful(spec.useful), api_faults=api_faults)
 
 
 def _useful(spec: UsefulSpec | None) -> Useful | None:
@@ -172,6 +173,16 @@ def _agent(spec: Any, ctx: Context, root: YMap) -> str | agents.ProcessAgent | N
             where.append(key)
         raise ctx.error(str(exc), where, root=root) from None
     return agent.in_folder(ctx.base)
+
+
+def _build_api_faults(root: YMap, ctx: Context) -> Any:
+    """The ``api_faults:`` block, built by the wire's own ``ApiFaults`` (errors located at the block)."""
+    from toolchaos.wire._apifaults import ApiFaults  # the wire's registry of model-API faults
+
+    try:
+        return ApiFaults(plain(root["api_faults"]))
+    except ApiFaultError as exc:
+        raise ctx.error(f"api_faults: {exc}", ["api_faults"], root=root) from None
 
 
 def _check_agent(agent: str, ctx: Context, where: list[Any], root: Any) -> None:

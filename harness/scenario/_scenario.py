@@ -71,6 +71,7 @@ class Scenario:
     fuzz: Any = None  # a toolchaos.fuzzing.FuzzSpec when the file has a `fuzz:` block
     world: Mapping[str, Any] = field(default_factory=dict)  # collections at the start (plain data)
     useful: Useful | None = None
+    api_faults: Any = None  # a toolchaos.wire.ApiFaults when the file has an `api_faults:` block
 
     @property
     def name(self) -> str:

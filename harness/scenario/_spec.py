@@ -33,6 +33,7 @@ AGENT_REF: Any = {"x-toolchaos": "Agent"}  # a reference (text) or a ProcessAgen
 FAULT_REF: Any = {"x-toolchaos": "Fault"}
 POLICY_REF: Any = {"x-toolchaos": "Policy"}
 EXPECT_REF: Any = {"x-toolchaos": "Invariants"}
+API_FAULTS_SCHEMA: Any = {"type": "object", "propertyNames": {"pattern": "^([1-9][0-9]*|always)$"}}
 
 
 class WritesSpec(_Model):
@@ -180,6 +181,7 @@ class VariantSpec(_Model):
     world: dict[str, dict[str, dict[str, Any]] | list[dict[str, Any]]] | None = None
     useful: UsefulSpec | None = None
     restart: RestartSpec | None = None
+    api_faults: Any = Field(None, json_schema_extra=API_FAULTS_SCHEMA)
     fuzz: Any = Field(None, json_schema_extra={"x-toolchaos": "Fuzz"})
 
 
@@ -214,6 +216,10 @@ class ScenarioSpec(_Model):
                           "by key or a list (the catalogue's: charges, emails, records, jobs)")
     useful: UsefulSpec | None = Field(None, description="the work the scenario needs done, for the waste grade")
     restart: RestartSpec | None = None
+    api_faults: Any = Field(None, description="faults of the model API itself, by model request number (1, 2, ...) "
+                                              "or 'always': 429, 500, 503, 529, timeout, stream_cut, malformed; "
+                                              "applied where the model is answered over HTTP (SDK agents, "
+                                              "toolchaos serve)", json_schema_extra=API_FAULTS_SCHEMA)
     fuzz: Any = Field(None, description="fault-schedule fuzzing of this scenario (toolchaos.fuzzing.FuzzSpec)",
                       json_schema_extra={"x-toolchaos": "Fuzz"})
     variants: list[VariantSpec] | None = Field(None, min_length=1,

@@ -1,4 +1,5 @@
-"""The three model APIs on the wire: what the agent sent, and what the policy answers.
+"""The model APIs on the wire (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini
+generateContent): what the agent sent, and what the policy answers.
 
 Requests are read into the harness's neutral chat format (``toolchaos._internal.model``), so the
 policy sees exactly what the agent fed back: the tool results and error texts it sent,
@@ -19,6 +20,11 @@ SDKs' stream parsers expect):
   per block ``content_block_start``/``content_block_delta`` (``text_delta`` or
   ``input_json_delta``)/``content_block_stop``; ``message_delta`` with the stop reason and
   output usage; ``message_stop``.
+- Gemini ``generateContent``: one ``GenerateContentResponse`` (``candidates[0].content.parts``:
+  ``text`` parts and whole ``functionCall`` parts, with their ``id``; ``finishReason``;
+  ``usageMetadata``). ``streamGenerateContent`` sends the same object in pieces: text
+  fragments, then the function calls, the last piece with the finish reason and usage; as
+  server-sent events (``data:`` lines) with ``alt=sse``, else one JSON array.
 """
 
 from __future__ import annotations
@@ -367,12 +373,120 @@ def anthropic_events(turn: ModelTurn, *, mid: str, model: str) -> list[bytes]:
 
 
 def tool_specs(tools: Sequence[Any]) -> list[dict[str, Any]]:
-    """Declared tools (any of the three shapes) as neutral ``{"name", "description", "parameters"}``."""
+    """Declared tools (any of the four shapes) as neutral ``{"name", "description", "parameters"}``."""
     out = []
     for t in tools or ():
         if not isinstance(t, Mapping):
             continue
-        fn: Mapping[str, Any] = t["function"] if isinstance(t.get("function"), Mapping) else t
-        out.append({"name": fn.get("name"), "description": fn.get("description", ""),
-                    "parameters": fn.get("parameters") or fn.get("input_schema") or {}})
+        declared = t.get("functionDeclarations") or t.get("function_declarations")
+        for fn in (declared if isinstance(declared, list) else
+                   [t["function"] if isinstance(t.get("function"), Mapping) else t]):
+            if isinstance(fn, Mapping):
+                out.append({"name": fn.get("name"), "description": fn.get("description", ""),
+                            "parameters": (fn.get("parameters") or fn.get("input_schema")
+                                           or fn.get("parametersJsonSchema") or {})})
     return out
+
+
+# --- Gemini ----------------------------------------------------------------------------
+
+
+def gemini_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Gemini ``contents`` (and ``systemInstruction``) as neutral messages.
+
+    A ``functionResponse`` answers the call with its ``id``; without one (clients that drop
+    ids), the first unanswered call of the same name in the model turn before it.
+    """
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": text_of((system or {}).get("parts") if isinstance(system, Mapping)
+                                                         else system)})
+    open_calls: list[dict[str, Any]] = []
+    for content in body.get("contents") or ():
+        if not isinstance(content, Mapping):
+            continue
+        parts = [p for p in content.get("parts") or () if isinstance(p, Mapping)]
+        if content.get("role") == "model":
+            texts = [str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
+            calls = [_gemini_call(p.get("functionCall") or p.get("function_call"), i)
+                     for i, p in enumerate(parts) if p.get("functionCall") or p.get("function_call")]
+            msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+            open_calls = list(calls)
+            continue
+        texts = []
+        for p in parts:
+            resp = p.get("functionResponse") or p.get("function_response")
+            if isinstance(resp, Mapping):
+                out.append({"role": "tool", "tool_call_id": _answered(resp, open_calls),
+                            "content": _gemini_result(resp.get("response"))})
+            elif isinstance(p.get("text"), str):
+                texts.append(p["text"])
+        if texts:
+            out.append({"role": "user", "content": "".join(texts)})
+    return out
+
+
+def _gemini_call(fc: Any, i: int) -> dict[str, Any]:
+    name = str(fc.get("name"))
+    return _call(fc.get("id") or f"{name}_{i}", name, fc.get("args") or {})
+
+
+def _answered(resp: Mapping[str, Any], open_calls: list[dict[str, Any]]) -> str:
+    rid = resp.get("id")
+    for i, call in enumerate(open_calls):
+        if (rid and call["id"] == rid) or (not rid and call["name"] == resp.get("name")):
+            return str(open_calls.pop(i)["id"])
+    return str(rid or resp.get("name"))
+
+
+def _gemini_result(response: Any) -> Any:
+    """A ``functionResponse.response``: ``{"output": X}`` is X; an ``{"error": ...}`` stays an error."""
+    if isinstance(response, Mapping) and set(response) == {"output"}:
+        return tool_content(response["output"])
+    if isinstance(response, Mapping) and set(response) == {"content"}:
+        return tool_content(response["content"])
+    return response
+
+
+def _gemini_parts(turn: ModelTurn) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    if turn.text is not None:
+        parts.append({"text": turn.text})
+    for c in turn.tool_calls:
+        parts.append({"functionCall": {"id": c.id, "name": c.name, "args": dict(c.arguments)}})
+    return parts
+
+
+def _gemini_usage(turn: ModelTurn) -> dict[str, Any]:
+    u = turn.usage
+    return {"promptTokenCount": u.input_tokens, "candidatesTokenCount": u.output_tokens, "totalTokenCount": u.total}
+
+
+def gemini_response(turn: ModelTurn, *, rid: str, model: str) -> dict[str, Any]:
+    return {"candidates": [{"content": {"role": "model", "parts": _gemini_parts(turn)}, "finishReason": "STOP",
+                            "index": 0}],
+            "usageMetadata": _gemini_usage(turn), "modelVersion": model, "responseId": rid}
+
+
+def gemini_chunks(turn: ModelTurn, *, rid: str, model: str, sse_format: bool) -> list[bytes]:
+    """``streamGenerateContent``: text fragments, then the calls; the last piece finishes (``alt=sse`` or an array)."""
+    pieces: list[list[dict[str, Any]]] = [[{"text": t}] for t in fragments(turn.text or "")]
+    calls = [p for p in _gemini_parts(turn) if "functionCall" in p]
+    if calls or not pieces:
+        pieces.append(calls)
+    objs: list[dict[str, Any]] = []
+    for i, parts in enumerate(pieces):
+        cand: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        obj: dict[str, Any] = {"candidates": [cand], "modelVersion": model, "responseId": rid}
+        if i == len(pieces) - 1:
+            cand["finishReason"] = "STOP"
+            obj["usageMetadata"] = _gemini_usage(turn)
+        objs.append(obj)
+    if sse_format:
+        return [sse(o) for o in objs]
+    body = [b"[" + _dumps(objs[0]).encode()] + [b",\r\n" + _dumps(o).encode() for o in objs[1:]] + [b"]"]
+    return body

@@ -28,6 +28,11 @@ def json_response(status: int, obj: Any, headers: Iterable[tuple[bytes, bytes]] 
                           stream=Body(dumps(obj).encode()))
 
 
+def json_response_bytes(data: bytes) -> httpx.Response:
+    """A 200 JSON body already encoded (Gemini's streamed array)."""
+    return httpx.Response(200, headers=_JSON_HEADERS, stream=Body(data))
+
+
 def sse_response(chunks: list[bytes], fail: BaseException | None = None,
                  before_fail: Callable[[], None] | None = None) -> httpx.Response:
     stream: Any = Body(b"".join(chunks)) if fail is None else Chunks(chunks, fail, before_fail)

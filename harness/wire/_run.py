@@ -38,13 +38,13 @@ from toolchaos.errors import HarnessStop, UnmatchedRequest
 from toolchaos.fake_tools import FakeTool, World
 from toolchaos.wire._apifaults import ApiFaults
 from toolchaos.wire._httptools import HttpTool
-from toolchaos.wire._server import ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, Request, Wire
+from toolchaos.wire._server import ALL_APIS, ANTHROPIC_DEFAULT, APIS, OPENAI_DEFAULT, Request, Wire
 from toolchaos.wire._tools import Patches, WireTool, check_targets
 
 FAKE_API_KEY = "sk-toolchaos-not-a-real-key"
 # The real-time watchdog's default for SDK agents: an SDK's first request in a process
 # builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
-_KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
 @dataclass
@@ -196,8 +196,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     http_tools = list(http_tools)
     apis = tuple(apis)
     for api in apis:  # fail before the run, not as a crashed run
-        if api not in APIS:
-            raise ValueError(f"unknown model API {api!r}; known: {', '.join(APIS)}")
+        if api not in ALL_APIS:
+            raise ValueError(f"unknown model API {api!r}; known: {', '.join(ALL_APIS)}")
     api_faults = ApiFaults(api_faults)
     holder: dict[str, Wire] = {}
 

@@ -12,6 +12,14 @@ Model endpoints (each at the SDK's default base URL, at ``$OPENAI_BASE_URL`` /
 
 - ``POST {openai}/chat/completions``, ``POST {openai}/responses``
 - ``POST {anthropic}/v1/messages``, ``POST {anthropic}/v1/messages/count_tokens``
+- ``POST {gemini}/v1beta/models/MODEL:generateContent`` and ``:streamGenerateContent``
+  (``?alt=sse`` for server-sent events), also under ``/v1/models/`` (served when the run
+  asks for the ``gemini`` API: ``apis=("openai", "anthropic", "gemini")``)
+
+``dispatch`` is the one request -> response function: the respx route calls it for an
+in-process agent, and ``toolchaos serve``'s HTTP server calls it for a request from any
+process, so both answer with the same bytes (a server built with ``defaults=False``
+serves only the base URLs it is given).
 
 Each model request is read into neutral messages (``_formats``), handed to the run's
 ``ModelClient.complete`` (which consults the policy and records the model turn), and
@@ -42,14 +50,20 @@ from toolchaos.fake_tools.retry import SECONDS
 from toolchaos.fake_tools.retry import headers as retry_headers
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
-from toolchaos.wire._http import JSON, dumps, json_response, read_timeout, sse_response
+from toolchaos.wire._http import JSON, dumps, json_response, json_response_bytes, read_timeout, sse_response
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
 
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
 OPENAI_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
 ANTHROPIC_ENV = ("ANTHROPIC_BASE_URL",)
-APIS = ("openai", "anthropic")
+GEMINI_DEFAULT = "https://generativelanguage.googleapis.com"
+GEMINI_ENV = ("GOOGLE_GEMINI_BASE_URL",)
+APIS = ("openai", "anthropic")  # what a run serves unless told: the SDK agents' APIs
+ALL_APIS = ("openai", "anthropic", "gemini")
+_DEFAULTS = {"openai": (OPENAI_DEFAULT, OPENAI_ENV), "anthropic": (ANTHROPIC_DEFAULT, ANTHROPIC_ENV),
+             "gemini": (GEMINI_DEFAULT, GEMINI_ENV)}
+GEMINI_PREFIXES = ("/v1beta/models/", "/v1/models/")
 EPOCH_TS = 1767225600  # 2026-01-01T00:00:00Z, the virtual clock's origin (toolchaos._internal.clock.EPOCH)
 
 Handler = Callable[[httpx.Request], "httpx.Response | None"]
@@ -59,6 +73,9 @@ Key = tuple[str, "int | None", str]
 # each API's wording for a request body that is not JSON
 _OPENAI_UNREADABLE = "We could not parse the JSON body of your request."
 _ANTHROPIC_UNREADABLE = "messages: the request body is not valid JSON"
+_GEMINI_UNREADABLE = "Invalid JSON payload received."
+_GEMINI_STATUS = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 529: "UNAVAILABLE",
+                  400: "INVALID_ARGUMENT", 404: "NOT_FOUND"}
 
 
 def _clip(content: Any, limit: int = 300) -> Any:
@@ -106,16 +123,23 @@ def _refuse(rec: Request, status: int, code: str, payload: dict[str, Any]) -> ht
     return json_response(status, payload)
 
 
+def gemini_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "INTERNAL")}}
+
+
 def _check_apis(apis: Iterable[str], where: str) -> None:
     for api in apis:
-        if api not in APIS:
-            raise ValueError(f"{where}unknown model API {api!r}; known: {', '.join(APIS)}")
+        if api not in ALL_APIS:
+            raise ValueError(f"{where}unknown model API {api!r}; known: {', '.join(ALL_APIS)}")
 
 
-def _bases(api: str, given: str | Iterable[str]) -> list[str]:
-    """An API's base URLs: the SDK's default, the environment's, then the ones given (each once)."""
-    bases = [OPENAI_DEFAULT if api == "openai" else ANTHROPIC_DEFAULT]
-    bases += [os.environ[var] for var in (OPENAI_ENV if api == "openai" else ANTHROPIC_ENV) if os.environ.get(var)]
+def _bases(api: str, given: str | Iterable[str], defaults: bool = True) -> list[str]:
+    """An API's base URLs: the SDK's default, the environment's, then the ones given (each once).
+
+    ``defaults=False`` (the HTTP server): only the ones given.
+    """
+    default, env = _DEFAULTS[api]
+    bases = [default, *(os.environ[var] for var in env if os.environ.get(var))] if defaults else []
     bases += [given] if isinstance(given, str) else list(given)
     return list(dict.fromkeys(b.rstrip("/") for b in bases))
 
@@ -151,6 +175,7 @@ class Request:
     fault: str | None = None
     step: int | None = None  # the model turn it produced (None when faulted)
     body: dict[str, Any] = field(default_factory=dict, repr=False)
+    path: str = ""  # Gemini only: the URL path names the model and the method
 
 
 class Wire:
@@ -158,7 +183,7 @@ class Wire:
 
     def __init__(self, model: Any, toolbox: Any, *, apis: Iterable[str] = APIS,
                  base_urls: Mapping[str, str | Iterable[str]] | None = None, api_faults: Any = None,
-                 http_tools: Iterable[Any] = ()) -> None:
+                 http_tools: Iterable[Any] = (), defaults: bool = True) -> None:
         self.model = model
         self.toolbox = toolbox
         self._run: RunState = model._run  # the wire records api faults and what the model was shown
@@ -172,12 +197,13 @@ class Wire:
         self.threads: dict[str, dict[str, Any]] = {}
         self.lock = threading.RLock()
         self.routes: dict[Key, tuple[str, Handler]] = {}
+        self.prefixes: list[tuple[Key, Handler]] = []  # Gemini: the model's name is part of the path
         self.urls: dict[Key, str] = {}
         self.base_urls: dict[str, list[str]] = {}
         extra = dict(base_urls or {})
         _check_apis(extra, "base_urls: ")
         for api in self.apis:
-            self.base_urls[api] = _bases(api, extra.get(api) or ())
+            self.base_urls[api] = _bases(api, extra.get(api) or (), defaults)
             for base in self.base_urls[api]:
                 self._serve_api(api, base)
         self.http_tools = [t.bind(self) for t in http_tools]
@@ -192,12 +218,18 @@ class Wire:
             self._serve_model(base_key(base, "/chat/completions"), "openai.chat", self._chat, _OPENAI_UNREADABLE)
             self._serve_model(base_key(base, "/responses"), "openai.responses", self._responses, _OPENAI_UNREADABLE)
             self._serve(base_key(base, "/traces/ingest"), "openai.traces", self._traces)
-        else:
+        elif api == "anthropic":
             self._serve_model(base_key(base, "/v1/messages"), "anthropic.messages", self._messages,
                               _ANTHROPIC_UNREADABLE)
             self._serve(base_key(base, "/v1/messages/count_tokens"), "anthropic.count_tokens", self._count_tokens)
+        else:
+            for prefix in GEMINI_PREFIXES:
+                self._serve_model(base_key(base, prefix), "gemini", self._gemini, _GEMINI_UNREADABLE, prefix=True)
 
-    def _serve(self, key: Key, name: str, handler: Handler) -> None:
+    def _serve(self, key: Key, name: str, handler: Handler, prefix: bool = False) -> None:
+        if prefix:
+            self.prefixes.append(((key[0], key[1], key[2] + "/"), handler))
+            return
         self.routes[key] = (name, handler)
         host, port, path = key
         self.urls[key] = f"https://{host}{'' if port is None else f':{port}'}{path}"
@@ -227,6 +259,7 @@ class Wire:
         for (host, port, path), (name, _) in self.routes.items():
             if not name.endswith(("count_tokens", "traces")):
                 out.append(f"POST {host}{'' if port is None else f':{port}'}{path}")
+        out += [f"POST {h}{'' if p is None else f':{p}'}{path}MODEL:generateContent" for (h, p, path), _ in self.prefixes]
         return out + [t.describe() for t in self.http_tools]
 
     # --- dispatch ----------------------------------------------------------------------
@@ -239,12 +272,29 @@ class Wire:
                 return None
             response: httpx.Response | None = entry[1](request)
             return response
+        for (host, port, prefix), handler in self.prefixes:  # only when the run serves Gemini
+            if url.host == host and url.port == port and url.path.startswith(prefix) and request.method == "POST":
+                return handler(request)
         for tool in self.http_tools:
             args = tool.match(request)
             if args is not None:
                 answer: httpx.Response = tool.handle(request, args)
                 return answer
         return None
+
+    def api_of(self, request: httpx.Request) -> str | None:
+        """Which model endpoint a request is for (``openai.chat``, ``anthropic.messages``, ``gemini``, ...)."""
+        url = request.url
+        entry = self.routes.get((url.host, url.port, url.path))
+        if entry is not None:
+            return entry[0]
+        if any(url.host == h and url.port == p and url.path.startswith(pre) for (h, p, pre), _ in self.prefixes):
+            return "gemini"
+        return None
+
+    def error_response(self, request: httpx.Request, status: int, message: str) -> httpx.Response:
+        """An error in the wording of the API the request was for (OpenAI's when it is none of them)."""
+        return self._error(self.api_of(request) or "openai", status, message)
 
     # --- model endpoints -----------------------------------------------------------------
 
@@ -258,6 +308,8 @@ class Wire:
         known = self.urls.get(key)
         text = known if known is not None and url.scheme == "https" and not url.query else str(url)
         rec = Request(len(self.requests) + 1, api, text, bool(isinstance(body, dict) and body.get("stream")))
+        if api == "gemini":  # the method, not the body, says whether it streams
+            rec.path, rec.stream = url.path, url.path.endswith(":streamGenerateContent")
         self.requests.append(rec)
         if not isinstance(body, dict):
             rec.status, rec.fault = 400, "bad_request"
@@ -265,7 +317,7 @@ class Wire:
         rec.body = body
         return rec, body, self.faults.pick(rec.n)
 
-    def _serve_model(self, key: Key, api: str, answer: Answer, unreadable: str) -> None:
+    def _serve_model(self, key: Key, api: str, answer: Answer, unreadable: str, prefix: bool = False) -> None:
         """Serve a model endpoint: the steps every API shares, then ``answer``, the API's own part.
 
         Shared: the request is numbered and recorded, a body that is not JSON is a 400 in the
@@ -284,7 +336,7 @@ class Wire:
                     return self._fault(api, rec, fault, request)
                 return answer(rec, body)
 
-        self._serve(key, api, route)
+        self._serve(key, api, route, prefix)
 
     def _chat(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
         turn = self._complete(rec, fmt.chat_messages(body), body)
@@ -347,6 +399,20 @@ class Wire:
             return sse_response(fmt.anthropic_events(turn, mid=mid, model=model))
         return json_response(200, fmt.anthropic_message(turn, mid=mid, model=model))
 
+    def _gemini(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
+        model, _, method = rec.path.rpartition("/")[2].partition(":")
+        if method == "countTokens":
+            return json_response(200, {"totalTokens": estimate_tokens(fmt.gemini_messages(body))})
+        if method not in ("generateContent", "streamGenerateContent"):
+            return _refuse(rec, 404, "not_found", gemini_error(404, f"Method {method!r} is not served."))
+        turn = self._complete(rec, fmt.gemini_messages(body), body)
+        rid = f"{self.run_slug}-{rec.n:04d}"
+        if rec.stream:
+            sse_format = "alt=sse" in rec.url
+            chunks = fmt.gemini_chunks(turn, rid=rid, model=model, sse_format=sse_format)
+            return sse_response(chunks) if sse_format else json_response_bytes(b"".join(chunks))
+        return json_response(200, fmt.gemini_response(turn, rid=rid, model=model))
+
     def _traces(self, request: httpx.Request) -> httpx.Response:
         """The Agents SDK exports traces to the OpenAI API: accepted and dropped."""
         return httpx.Response(204, stream=Body(b""))
@@ -382,6 +448,8 @@ class Wire:
     def _error(self, api: str, status: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
         if api.startswith("anthropic"):
             return json_response(status, anthropic_error(_ANTHROPIC_TYPES.get(status, "api_error"), message), headers)
+        if api == "gemini":
+            return json_response(status, gemini_error(status, message), headers)
         return json_response(status, openai_error(status, message, _OPENAI_TYPES.get(status, "server_error"),
                                                   _OPENAI_TYPES.get(status)), headers)
 
@@ -422,6 +490,8 @@ class Wire:
         elif api == "openai.responses":
             events = fmt.response_events(placeholder, rid=f"resp_{self.run_slug}_{rec.n:04d}", model=model,
                                          created=EPOCH_TS, body=body)
+        elif api == "gemini":
+            events = fmt.gemini_chunks(placeholder, rid=f"{self.run_slug}-{rec.n:04d}", model=model, sse_format=True)
         else:
             events = fmt.anthropic_events(placeholder, mid=f"msg_{self.run_slug}_{rec.n:04d}", model=model)
         return sse_response(events[: min(fault.events, len(events) - 1)], cut)

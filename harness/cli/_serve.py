@@ -1,0 +1,86 @@
+"""``toolchaos serve``: one scenario's run served over HTTP (model APIs and MCP) to an agent in any process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from toolchaos._internal.limits import check_real_seconds
+from toolchaos.cli._run import line, load, select
+from toolchaos.errors import CommandError
+
+HELP = "serve a scenario's run over HTTP: the model APIs (OpenAI, Anthropic, Gemini) and the tools over MCP"
+EXAMPLES = """\
+  toolchaos serve loop.chaos.yaml                         # prints the base URLs, ends at POST .../toolchaos/end
+  toolchaos serve loop.chaos.yaml --seed 3 --port 8765 --urls-file urls.json --artifacts traces/
+  OPENAI_BASE_URL=$(jq -r .openai urls.json) node agent.js && curl -X POST $(jq -r .end urls.json)"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", metavar="SCENARIO", help="a scenario file (one scenario, or pick one with -k)")
+    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="the scenario (or variant) whose id matches")
+    parser.add_argument("--seed", type=int, metavar="N", help="seed of the run (default: the scenario's)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, metavar="N", help="port to bind (default 0: a free port)")
+    parser.add_argument("--urls-file", metavar="PATH",
+                        help="write the URLs as JSON (openai, anthropic, gemini, mcp, end) once the server is up")
+    parser.add_argument("--artifacts", metavar="DIR", help="write the run's trace to DIR/<scenario-id>.trace.jsonl")
+    parser.add_argument("--allow-imports", action="store_true", help="let the scenario name Python code as 'module:attr'")
+    parser.add_argument("--real-seconds", metavar="SECONDS",
+                        help="the watchdog's limit for the run (default: the scenario's ceiling, else 300)")
+
+
+def pick(args: argparse.Namespace) -> Any:
+    scenarios = select(load([args.scenario], "*", args.allow_imports), args.keyword)
+    if len(scenarios) != 1:
+        raise CommandError(f"{args.scenario}: {len(scenarios)} scenarios; pick one with -k "
+                           f"({', '.join(s.name for s in scenarios)})")
+    return scenarios[0]
+
+
+def real_seconds(raw: str | None) -> float | None:
+    if raw is None:
+        return None
+    try:
+        return check_real_seconds(raw, "--real-seconds")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def write_urls(path: str, urls: dict[str, str]) -> None:
+    """Written whole, then renamed: a process watching for the file never reads half of it."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(urls, indent=2) + "\n")
+    os.replace(tmp, target)
+
+
+def run(args: argparse.Namespace) -> int:
+    from toolchaos.serve import Server  # uvicorn, starlette, mcp: not for --help
+
+    scenario = pick(args)
+    server = Server(scenario, seed=args.seed, host=args.host, port=args.port, artifacts=args.artifacts,
+                    real_seconds=real_seconds(args.real_seconds))
+    previous = signal.signal(signal.SIGTERM, lambda *_: server.end(why="the server got SIGTERM"))
+    try:
+        server.start()
+        print(json.dumps(server.urls()), flush=True)
+        if args.urls_file:
+            write_urls(args.urls_file, server.urls())
+        print(f"serving {scenario.name} at {server.url} (end it: POST {server.end_url})", file=sys.stderr, flush=True)
+        try:
+            server.wait()
+        except KeyboardInterrupt:
+            server.end(why="interrupted (Ctrl-C)")
+    finally:
+        server.close()
+        signal.signal(signal.SIGTERM, previous)
+    if server.verdict is None:
+        raise CommandError(f"the run failed: {server.error!r}", code=3)
+    print(line(server.verdict), file=sys.stderr)
+    return 0 if server.verdict.passed else 1

@@ -1,0 +1,20 @@
+"""Runs served to agents in any process: ``toolchaos serve`` and the chaos MCP server.
+
+    from toolchaos.serve import Server
+
+    with Server("payment.chaos.yaml", seed=1) as srv:
+        client = openai.OpenAI(base_url=srv.base_urls["openai"], api_key="x")
+        ...                                # any process may use srv.urls() instead
+        srv.end()                          # or POST srv.end_url; or the ceiling, the watchdog
+    srv.verdict, srv.result.trace, srv.result.ledger
+
+Modules: ``_server`` (``Server``: the run in a thread, uvicorn in another), ``_asgi`` (ASGI
+requests to the wire's ``dispatch`` and back), ``_mcp`` (the MCP server, streamable HTTP and
+stdio), ``_tools`` (one MCP tool call into the run), ``_pace`` (real waits credited to the
+run's virtual clock), ``_stdio`` (``toolchaos mcp``'s run). See docs/serve.md.
+"""
+
+from toolchaos.serve._server import ENDED_STATUS, SERVE_REAL_SECONDS, Server
+from toolchaos.serve._stdio import serve_mcp_stdio
+
+__all__ = ["ENDED_STATUS", "SERVE_REAL_SECONDS", "Server", "serve_mcp_stdio"]

@@ -1,0 +1,319 @@
+"""``Server``: one run of a scenario served over HTTP to agents in any process.
+
+The run is an ordinary ``toolchaos.run`` in a thread of this process: its agent is a
+stand-in that waits until the run is ended, while a uvicorn server (another thread, its
+own real-time event loop) answers the model APIs through the run's wire and the tools
+through the chaos MCP server. So the engine, the trace, the ledger, the ceiling, the
+watchdog and the invariants are the in-process ones, and answers are the wire's bytes.
+
+The run ends when:
+
+- the agent says so: ``POST /toolchaos/end`` (optional JSON ``{"state", "answer", "report"}``)
+  or ``Server.end(...)`` (what a process-agent runner calls when its child exits);
+  without a state it ends COMPLETED if the model's last answer was final, else FAILED;
+- the harness ceiling is reached (HARD_CEILING), or the real-time watchdog fires (WATCHDOG).
+
+After the end every model request is answered at once with HTTP 400 in the API's own error
+format, saying the run has ended and why (no SDK retries a 400), and every tool call with
+an MCP tool error: nothing a client does after the end can hang it or reach the run.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from toolchaos._engine import ModelClient, RunResult, Toolbox
+from toolchaos._engine import run as engine_run
+from toolchaos._engine.state import RunState
+from toolchaos._internal import clock as _clock
+from toolchaos._internal.limits import Budgets, Ceiling, session_real_seconds
+from toolchaos._internal.types import AgentResult
+from toolchaos.errors import HarnessStop, RunClosed, UserError
+from toolchaos.fake_tools import FakeTool, World
+from toolchaos.serve._asgi import App, WireApp
+from toolchaos.serve._mcp import MCP_PATH, mcp_server, streamable_app
+from toolchaos.serve._pace import Pacer
+from toolchaos.wire import WireRunResult
+from toolchaos.wire._apifaults import ApiFaults
+from toolchaos.wire._server import ALL_APIS, Wire
+
+SERVE_REAL_SECONDS = 300.0  # the watchdog's default for a served run: a real agent in another process is slow
+READY_SECONDS = 30.0  # real seconds to wait for the server and the run to start
+ENDED_STATUS = 400  # a request after the end: an error no SDK retries
+
+
+class Server:
+    """A run served over HTTP: ``with Server(scenario, seed=1) as srv: ... srv.base_urls ...``; then
+    ``srv.result`` (a ``WireRunResult``) and, for a scenario, ``srv.verdict``.
+
+    ``scenario``: a loaded ``toolchaos.scenario.Scenario`` or a scenario file (one scenario); or
+    none, with ``task``, ``tools`` and ``policy`` given as to ``toolchaos.run``. ``api_faults``: the
+    model-API faults (default: the scenario's). ``real_seconds``: the watchdog's limit when the
+    scenario's ceiling sets none (default: the session's, else 300). ``port=0``: a free port.
+    """
+
+    def __init__(self, scenario: Any = None, *, seed: int | None = None, task: str | None = None,
+                 tools: Iterable[FakeTool] | None = None, policy: Any = None, api_faults: Any = None,
+                 budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
+                 world: World | Mapping[str, Any] | None = None, store: dict[str, Any] | None = None,
+                 name: str | None = None, artifacts: str | Path | None = None, host: str = "127.0.0.1",
+                 port: int = 0, real_seconds: float | None = None, allow_imports: bool = False) -> None:
+        self.scenario = _load(scenario, allow_imports) if isinstance(scenario, (str, Path)) else scenario
+        sc = self.scenario
+        self.task = task if task is not None else (sc.task if sc is not None else None)
+        self.tools = list(tools) if tools is not None else (list(sc.tools) if sc is not None else [])
+        self.policy = policy if policy is not None or sc is None else sc.policy()
+        if self.task is None or self.policy is None:
+            raise UserError("toolchaos serve: give a scenario, or a task and a policy")
+        self.seed = seed if seed is not None else (sc.seed if sc is not None else 0)
+        self.api_faults = ApiFaults(api_faults if api_faults is not None else (sc.api_faults if sc is not None else None))
+        self.budgets = budgets if budgets is not None else (sc.budgets if sc is not None else None)
+        self.ceiling = _with_watchdog(ceiling if ceiling is not None else (sc.ceiling if sc is not None else None),
+                                      real_seconds)
+        self.world = world if world is not None else World(sc.world if sc is not None else None)
+        self.store = store
+        self.name = name or (sc.name if sc is not None else "serve")
+        self.artifacts = artifacts
+        self.host, self.port = host, port
+        self.result: WireRunResult | None = None
+        self.verdict: Any = None
+        self.error: BaseException | None = None
+        self._wire: Wire | None = None
+        self._toolbox: Toolbox | None = None
+        self._state: RunState | None = None
+        self._pacer: Pacer | None = None
+        self._ending: AgentResult | str | None = None
+        self._end = threading.Event()
+        self._ready = threading.Event()
+        self._done = threading.Event()
+        self._ended_why = ""
+        self._run_thread: threading.Thread | None = None
+        self._http_thread: threading.Thread | None = None
+        self._uvicorn: uvicorn.Server | None = None
+
+    # --- addresses ---------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_urls(self) -> dict[str, str]:
+        """Each API's base URL as its SDK takes it (OpenAI's with ``/v1``)."""
+        return {"openai": f"{self.url}/v1", "anthropic": self.url, "gemini": self.url}
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}{MCP_PATH}"
+
+    @property
+    def end_url(self) -> str:
+        return f"{self.url}/toolchaos/end"
+
+    def urls(self) -> dict[str, str]:
+        """What ``--urls-file`` holds: the base URLs, the MCP endpoint, the end endpoint."""
+        return {**self.base_urls, "mcp": self.mcp_url, "end": self.end_url}
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def start(self) -> Server:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        sock.listen(128)
+        self.port = sock.getsockname()[1]
+        self._start_http(sock)
+        self._run_thread = threading.Thread(target=self._run, name="toolchaos-serve-run", daemon=True)
+        self._run_thread.start()
+        if not _wait_for(lambda: self._ready.is_set() or self._done.is_set(), READY_SECONDS) or not self._ready.is_set():
+            self.close()
+            raise RuntimeError(f"toolchaos serve: the run did not start: {self.error!r}")
+        return self
+
+    def _start_http(self, sock: socket.socket) -> None:
+        mcp = mcp_server(lambda: None if self._end.is_set() else self._toolbox, self._before, self._after)
+        mcp_app = streamable_app(mcp, self.host)
+        control = Starlette(routes=[*mcp_app.routes, Route("/toolchaos/end", self._end_endpoint, methods=["POST"]),
+                                    Route("/toolchaos/urls", self._urls_endpoint, methods=["GET"])],
+                            lifespan=mcp_app.router.lifespan_context)
+        app = App(WireApp(self.handle, self._unknown), control)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", http="h11", loop="none",
+                                timeout_graceful_shutdown=1, access_log=False)
+        self._uvicorn = server = uvicorn.Server(config)
+
+        def serve() -> None:
+            loop = _clock.RealTimeEventLoop()
+            try:
+                loop.run_until_complete(server.serve(sockets=[sock]))
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
+                sock.close()
+
+        self._http_thread = threading.Thread(target=serve, name="toolchaos-serve-http", daemon=True)
+        self._http_thread.start()
+        if not _wait_for(lambda: server.started or not self._http_thread.is_alive(), READY_SECONDS) or not server.started:
+            raise RuntimeError(f"toolchaos serve: the HTTP server did not start on {self.url}")
+
+    def end(self, state: str | None = None, answer: str | None = None, report: Mapping[str, Any] | None = None,
+            why: str = "the agent ended it") -> None:
+        """End the run as the agent would by returning (``state`` None: as a plain return)."""
+        if not self._end.is_set():
+            # a plain answer (or none) is judged as the engine judges an agent's return value
+            self._ending = AgentResult(str(state), answer, dict(report) if report else None) if state else answer
+            self._ended_why = why
+            self._end.set()
+
+    def wait(self, timeout: float | None = None) -> WireRunResult | None:
+        """Wait (real seconds) for the run to end; its result, or None if it has not."""
+        self._done.wait(timeout)
+        return self.result
+
+    def close(self) -> None:
+        """End the run (if it is still going), wait for it, stop the HTTP server and free the port."""
+        self.end(why="the server was closed")
+        if self._run_thread is not None:
+            self._run_thread.join(self.ceiling.watchdog_limit()[0] + 5)
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+        if self._http_thread is not None:
+            self._http_thread.join(5)
+            if self._http_thread.is_alive() and self._uvicorn is not None:
+                self._uvicorn.force_exit = True
+                self._http_thread.join(5)
+
+    # --- the run -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            res = engine_run(self._agent, task=str(self.task), tools=self.tools, policy=self.policy, seed=self.seed,
+                             budgets=self.budgets, ceiling=self.ceiling, store=self.store, name=self.name,
+                             artifacts=self.artifacts, world=self.world)
+            self.result = self._with_requests(res)
+            if self.scenario is not None:
+                from toolchaos.certification import judge  # the scenario's verdict, as run_scenario gives it
+
+                self.verdict = judge(self.scenario, self.result, agent=f"served:{self.url}")
+        except BaseException as exc:  # kept for start() and the command to report
+            self.error = exc
+        finally:
+            self._end.set()
+            self._done.set()
+
+    def _agent(self, task: str, model: ModelClient, toolbox: Toolbox) -> Any:
+        """The stand-in agent: the run is driven over HTTP until it is ended."""
+        state: RunState = model._run
+        self._wire = Wire(model, toolbox, apis=ALL_APIS, base_urls=self.base_urls, api_faults=self.api_faults,
+                          defaults=False)
+        self._pacer = Pacer(state.clock, state.events)
+        self._state, self._toolbox = state, toolbox
+        self._ready.set()
+        while not self._end.wait(0.02):  # real time: threading is outside virtual time
+            if state.stopped is not None:
+                self._ended_why = str(state.stopped)
+                self._end.set()
+                raise state.stopped
+        return self._ending
+
+    def _with_requests(self, res: RunResult) -> WireRunResult:
+        wire = self._wire
+        base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
+        return WireRunResult(**base, requests=list(wire.requests) if wire else [],
+                             unmatched=list(wire.unmatched) if wire else [])
+
+    # --- requests ----------------------------------------------------------------------
+
+    def _before(self) -> None:
+        if self._pacer is not None:
+            self._pacer.before()
+
+    def _after(self) -> None:
+        if self._pacer is not None:
+            self._pacer.after()
+
+    def handle(self, request: httpx.Request) -> httpx.Response | None:
+        """One model-API request: the wire's own answer (``Wire.dispatch``), or the end's error."""
+        wire = self._wire
+        if wire is None:
+            return httpx.Response(503, json={"error": {"message": "toolchaos serve: the run is starting"}})
+        if self._end.is_set():
+            return self._ended(wire, request)
+        self._before()
+        try:
+            return wire.dispatch(request)
+        except (HarnessStop, RunClosed) as exc:
+            self._ended_why = self._ended_why or str(exc)
+            return self._ended(wire, request)
+        finally:
+            self._after()
+
+    def _ended(self, wire: Wire, request: httpx.Request) -> httpx.Response:
+        why = self._ended_why or "the run has ended"
+        return wire.error_response(request, ENDED_STATUS, f"toolchaos: the run has ended ({why}); this server "
+                                                          f"answers no more model requests")
+
+    def _unknown(self, request: httpx.Request) -> httpx.Response:
+        served = ", ".join(f"{api}: {base}" for api, base in self.base_urls.items())
+        return httpx.Response(404, json={"error": {
+            "message": f"toolchaos serve: nothing is served at {request.method} {request.url.path}; the model APIs "
+                       f"are at {served} (MCP: {self.mcp_url})", "type": "not_found", "code": "not_found"}})
+
+    async def _end_endpoint(self, request: HttpRequest) -> JSONResponse:
+        raw = await request.body()
+        try:
+            data = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            return JSONResponse({"error": "expected a JSON object: {state?, answer?, report?}"}, status_code=400)
+        self.end(data.get("state"), data.get("answer"), data.get("report"))
+        return JSONResponse({"ended": True})
+
+    async def _urls_endpoint(self, request: HttpRequest) -> JSONResponse:
+        return JSONResponse(self.urls())
+
+
+def _with_watchdog(ceiling: Ceiling | None, real_seconds: float | None) -> Ceiling:
+    ceiling = ceiling or Ceiling()
+    if ceiling.real_seconds is not None:
+        return ceiling
+    limit = real_seconds if real_seconds is not None else (session_real_seconds() or SERVE_REAL_SECONDS)
+    return replace(ceiling, real_seconds=limit)
+
+
+def _wait_for(ready: Any, seconds: float) -> bool:
+    deadline = _clock.real_monotonic() + seconds
+    while not ready():
+        if _clock.real_monotonic() > deadline:
+            return False
+        _clock.real_sleep(0.01)
+    return True
+
+
+def _load(path: str | Path, allow_imports: bool) -> Any:
+    from toolchaos.scenario import load_file  # YAML and pydantic: only for a file
+
+    scenarios = load_file(Path(path), allow_imports=allow_imports)
+    if len(scenarios) != 1:
+        raise UserError(f"{path}: holds {len(scenarios)} scenarios (variants); serve one: load it and pass the one "
+                        f"you want", field="scenario")
+    return scenarios[0]
+
