@@ -1,0 +1,41 @@
+"""Helpers for the serve tests: an async client on its own real-time loop, and the scenarios they serve."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from toolchaos._internal import clock as _clock
+
+HERE = Path(__file__).parent
+LOOP_YAML = HERE / "timeout-loop.chaos.yaml"
+_T = TypeVar("_T")
+
+
+def run_async(coro: Coroutine[Any, Any, _T], seconds: float = 30) -> _T:
+    """Run an async client (the MCP SDK's) in a thread of its own, on real time, as another process would."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        loop = _clock.RealTimeEventLoop()
+        try:
+            box["value"] = loop.run_until_complete(coro)
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=target, name="test-async-client")
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the async client did not finish"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+def harness_threads() -> set[str]:
+    """Threads of this process other than the main one and the process-wide watchdog."""
+    return {t.name for t in threading.enumerate() if t is not threading.main_thread() and t.name != "toolchaos-watchdog"}
