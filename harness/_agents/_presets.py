@@ -98,8 +98,10 @@ def _codex(ep: Endpoints) -> Launch:
 def _claude_code(ep: Endpoints) -> Launch:
     config = ep.home / ".claude"
     mcp = ep.home / "claude-mcp.json"
+    # ENABLE_TOOL_SEARCH=false: the MCP tools declared to the model up front. By default Claude Code
+    # defers them behind its ToolSearch tool, which a model double does not call first.
     env = {"CLAUDE_CONFIG_DIR": str(config), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "ENABLE_TOOL_SEARCH": "false"}
     args = ("--output-format", "json", "--mcp-config", str(mcp), "--strict-mcp-config",
             "--allowedTools", f"mcp__{MCP_NAME}")  # headless: the MCP server's tools run without asking
     return Launch(args, env, {mcp: _json({"mcpServers": {MCP_NAME: {"type": "http", "url": ep.mcp}}})},

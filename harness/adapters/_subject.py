@@ -10,7 +10,9 @@ The kind is named in the reference (``sdk:myapp.agent:run``) or recognised from 
 - ``pydantic-ai``: your ``Agent.run`` with the scenario's tools in place of its own
   (``pydantic_ai.agent(base=...)``), through the wire;
 - ``langgraph``: your compiled graph's ``invoke`` with the scenario's tools in its tool nodes
-  (``langgraph.agent(graph=...)``), through the wire.
+  (``langgraph.agent(graph=...)``), through the wire;
+- ``process``: a command in any language (``cmd:node agent.mjs``, ``preset:codex``, a
+  ``ProcessAgent``) started as a contained child against a served run (``toolchaos.process.run``).
 
 The result is an ``AgentUnderTest``: ``toolchaos.run`` takes it like any agent, so do the chaos
 fixture and the certification runner. ``toolchaos certify --agent``, ``toolchaos run --agent``,
@@ -27,10 +29,14 @@ from toolchaos._agents import (
     FRAMEWORKS,
     IN_PROCESS,
     KINDS,
+    PROCESS,
     SDK,
+    ProcessAgent,
     framework_of,
     import_ref,
+    is_process_ref,
     label,
+    process_ref,
     recognise,
     resolve_agent,
     split,
@@ -49,6 +55,8 @@ def agent_under_test(agent: Any, kind: str | None = None) -> AgentUnderTest:
     if kind is not None and kind not in KINDS:
         raise AgentRefError(f"unknown agent kind {kind!r}{did_you_mean(kind, KINDS)}; kinds: {', '.join(KINDS)}",
                             field="agent")
+    if isinstance(agent, ProcessAgent) or (isinstance(agent, str) and is_process_ref(agent)):
+        return _process(agent, kind)
     obj, named = _target(agent)
     if kind is not None and named is not None and kind != named:
         raise AgentRefError(f"agent {agent!r} names the kind {named}, not {kind}", field="agent")
@@ -61,6 +69,19 @@ def agent_under_test(agent: Any, kind: str | None = None) -> AgentUnderTest:
     if kind == IN_PROCESS:  # the reference as given: the engine names it so in its messages
         return AgentUnderTest(name, kind, functools.partial(run, agent))
     return AgentUnderTest(name, kind, _wire_runner(obj if kind == SDK else _FRAMEWORKS[kind](obj), name))
+
+
+def _process(agent: ProcessAgent | str, kind: str | None) -> AgentUnderTest:
+    described = agent if isinstance(agent, ProcessAgent) else process_ref(agent)
+    if kind is not None and kind != PROCESS:
+        raise AgentRefError(f"agent {described.label} is a process agent, not {kind}", field="agent")
+
+    def runner(**kwargs: Any) -> RunResult:
+        from toolchaos import process  # the server (uvicorn, starlette, mcp): only for a process agent
+
+        return process.run(described, **kwargs)
+
+    return AgentUnderTest(described.label, PROCESS, runner)
 
 
 def _target(agent: Any) -> tuple[Any, str | None]:

@@ -140,6 +140,7 @@ def render_failure(verdict: Verdict) -> str:
     lines.append(result.summary())
     if result.error:
         lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
+    lines += _process_lines(result)
     if first.seq is not None:
         lines.append(f"trace around event #{first.seq}:")
         lines.append(result.trace.table(around=first.seq, radius=6))
@@ -152,3 +153,12 @@ def render_failure(verdict: Verdict) -> str:
     again = f" --real-seconds {limit:g}" if limit is not None else ""
     lines.append(f"reproduce: toolchaos run {where} --agent {verdict.agent} --seed {result.seed}{again}")
     return "\n".join(lines)
+
+
+def _process_lines(result: Any) -> list[str]:
+    """A process agent's end and the tail of its output (``toolchaos.process``'s ``process`` on the result)."""
+    proc = getattr(result, "process", None)
+    if proc is None:
+        return []
+    tail = proc.tail()
+    return [proc.summary()] + ([f"its output ended with:\n{tail}"] if tail else [])

@@ -101,6 +101,14 @@ def resolve_agent_ref(ref: str | None) -> Any:
         raise CommandError(str(exc)) from None
 
 
+def _resolve_own(agent: Any) -> Any:
+    """A scenario's own agent of any kind (a reference, a process agent) with the run of its kind."""
+    try:
+        return agent_under_test(agent)
+    except AgentRefError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
     from toolchaos.scenario import find_files, load_file  # YAML and pydantic: not for --help
 
@@ -165,7 +173,8 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
 
     verdicts = []
     for sc in scenarios:
-        verdict = run_scenario(sc, agent, seed=seed, artifacts=args.artifacts)
+        own = agent if agent is not None or sc.agent is None else _resolve_own(sc.agent)
+        verdict = run_scenario(sc, own, seed=seed, artifacts=args.artifacts)
         verdicts.append(verdict)
         if args.json:
             print(as_json(verdict))

@@ -121,7 +121,7 @@ class ScenarioItem(pytest.Item):
     def _agent(self) -> AgentUnderTest:
         opt = self.config.option
         ref = opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
-        return agent_under_test(str(ref))  # any kind: in-process, SDK, a framework's agent
+        return agent_under_test(ref)  # any kind: in-process, SDK, a framework's agent, a process
 
     def runtest(self) -> None:
         from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs

@@ -272,8 +272,12 @@ def responses_output(turn: ModelTurn) -> list[dict[str, Any]]:
         out.append({"type": "message", "id": f"msg_{turn.step}", "status": "completed", "role": "assistant",
                     "content": [{"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}]})
     for i, c in enumerate(turn.tool_calls):
-        out.append({"type": "function_call", "id": f"fc_{turn.step}_{i}", "call_id": c.id, "name": c.name,
-                    "arguments": _args_text(c.arguments), "status": "completed"})
+        item = {"type": "function_call", "id": f"fc_{turn.step}_{i}", "call_id": c.id, "name": c.name,
+                "arguments": _args_text(c.arguments), "status": "completed"}
+        namespace = getattr(c, "namespace", None)  # a tool the client declared inside a namespace
+        if namespace is not None:
+            item["namespace"] = namespace
+        out.append(item)
     return out
 
 

@@ -49,6 +49,7 @@ from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens
 from toolchaos.fake_tools.retry import SECONDS
 from toolchaos.fake_tools.retry import headers as retry_headers
 from toolchaos.wire import _formats as fmt
+from toolchaos.wire import _names
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
 from toolchaos.wire._http import JSON, dumps, json_response, json_response_bytes, read_timeout, sse_response
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
@@ -426,9 +427,15 @@ class Wire:
 
     def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> ModelTurn:
         tools = body.get("tools")
-        turn = self.complete(messages, fmt.tool_specs(tools if isinstance(tools, list) else []))
+        declared = tools if isinstance(tools, list) else []
+        specs = fmt.tool_specs(declared)
+        # a client that renamed the fake tools (MCP prefixes, namespaces) reads and writes its own names
+        renamed = _names.aliases(declared, self.toolbox.names) if self.toolbox is not None else {}
+        if renamed:
+            messages, specs = _names.to_fake(messages, specs, renamed)
+        turn = self.complete(messages, specs)
         rec.step = turn.step
-        return turn
+        return _names.to_client(turn, renamed) if renamed else turn
 
     def complete(self, messages: list[dict[str, Any]], tools: Any = None) -> ModelTurn:
         """One model turn from neutral messages; the trace's model event records what the model was shown.

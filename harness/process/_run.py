@@ -1,0 +1,194 @@
+"""Run a process agent under chaos: ``toolchaos.process.run(ProcessAgent(...), task=..., tools=..., policy=...)``.
+
+For the length of the run:
+
+- a ``toolchaos.serve.Server`` answers the model APIs (OpenAI Chat Completions and Responses,
+  Anthropic Messages, Gemini) from the policy and serves the fake tools over MCP, through the
+  engine's own trace, ledger, ceiling and watchdog;
+- the agent is started through ``toolchaos._internal.children`` (its own process group and,
+  where the platform allows, PID namespace and a loopback-only network that reaches nothing but
+  the server), with every SDK's base URL and key, the MCP URL and a temporary HOME in its
+  environment and, for a preset, the client's own config files written there;
+- the task reaches it as its last argument or on its standard input; its exit means done (a
+  non-zero exit is a FAILED run, whatever its model said last); the harness ends it, with all it
+  started, when the run hits the ceiling or the watchdog, or when the agent ended the run itself
+  (``POST /toolchaos/end``) and does not exit within the grace.
+
+Its exit code and capped output are kept with the result (``ProcessRunResult.process``),
+written beside the trace as ``<name>.process.json`` and shown in a failing scenario's report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, cast
+
+from toolchaos._agents import PRESETS, Endpoints, ProcessAgent, common_env, common_files
+from toolchaos._engine import safe_name
+from toolchaos._internal import children
+from toolchaos._internal.clock import real_monotonic
+from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos.errors import AgentRefError
+from toolchaos.fake_tools import EffectLedger, FakeTool, World
+from toolchaos.process._relay import Relay
+from toolchaos.serve import Server
+from toolchaos.wire import WireRunResult
+
+GRACE = 0.5  # real seconds between SIGTERM and SIGKILL when the harness ends a child
+EXIT_GRACE = 2.0  # real seconds a child may take to exit by itself once its run has ended
+OUTPUT_CAP = 64 * 1024  # bytes of each of stdout and stderr kept with the result
+_POLL = 0.02  # real seconds between looks at the child and the run
+# Variables of the parent never passed on: real credentials and settings that would point a
+# client elsewhere than the run's server.
+_DROP_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "CODEX_", "CLAUDE_", "OPENCODE_", "AWS_",
+                  "AZURE_", "VERTEX", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                  "all_proxy", "NO_PROXY", "no_proxy")
+
+
+@dataclass(frozen=True)
+class ProcessOutcome:
+    """How the agent's process ended, and what it printed (each stream capped)."""
+
+    command: tuple[str, ...]
+    exit_code: int  # the exit code, or -N when signal N ended it
+    ended_by: str  # "agent": it exited by itself; "harness": the harness ended it
+    why: str  # why the harness ended it ("" when it exited by itself)
+    killed: bool  # it ignored SIGTERM and was killed
+    sealed: bool  # it ran in its own PID and loopback-only network namespace
+    stdout: str
+    stderr: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {"command": list(self.command), "exit_code": self.exit_code, "ended_by": self.ended_by,
+                "why": self.why, "killed": self.killed, "sealed": self.sealed, "stdout": self.stdout,
+                "stderr": self.stderr}
+
+    def summary(self) -> str:
+        """One line for failure reports."""
+        how = (f"exited with code {self.exit_code}" if self.ended_by == "agent" else
+               f"was ended by the harness ({self.why}){', killed: it ignored SIGTERM' if self.killed else ''}")
+        return f"process {shlex.join(self.command)} {how}"
+
+    def tail(self, lines: int = 8) -> str:
+        """The last lines of its stderr (else stdout), for failure reports."""
+        text = (self.stderr or self.stdout).rstrip()
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class ProcessRunResult(WireRunResult):
+    """A ``WireRunResult`` plus how the agent's process ended (``process``)."""
+
+    process: ProcessOutcome | None = None
+
+
+def run(agent: ProcessAgent, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
+        budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
+        store: MutableMapping[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
+        ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None,
+        api_faults: Any = None, grace: float = GRACE) -> ProcessRunResult:
+    """Run the process agent once against the tools and the policy (see the module docstring)."""
+    if ledger is not None:
+        raise AgentRefError(f"agent {agent.label}: an effect ledger to continue is for in-process agents; a process "
+                            f"agent's run starts its own", field="ledger")
+    home = Path(tempfile.mkdtemp(prefix="toolchaos-agent-"))
+    try:
+        srv = Server(task=task, tools=list(tools), policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
+                     world=world if isinstance(world, World) else World(world),
+                     store=cast("dict[str, Any] | None", store), name=name, api_faults=api_faults)
+        with srv:
+            outcome = _drive(agent, srv, task, home, grace)
+        result = srv.result
+        if result is None:  # the run itself could not finish: the server's own error
+            raise srv.error if srv.error is not None else RuntimeError("toolchaos: the served run left no result")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    out = ProcessRunResult(**{f.name: getattr(result, f.name) for f in fields(WireRunResult)}, process=outcome)
+    if artifacts is not None:
+        _write(Path(artifacts), name, out)
+    return out
+
+
+def _drive(agent: ProcessAgent, srv: Server, task: str, home: Path, grace: float) -> ProcessOutcome:
+    ep = Endpoints(srv.base_urls["openai"], srv.base_urls["anthropic"], srv.base_urls["gemini"], srv.mcp_url, home)
+    argv, env, stdin = launch(agent, ep, task)
+    sealed = children.sealing_available()
+    relay = Relay(home / "server.sock", srv.port) if sealed else None
+    try:
+        try:
+            child = children.start(argv, env=env, cwd=agent.cwd, stdin=stdin, seal_network=sealed,
+                                   forward={srv.port: relay.path} if relay is not None else None, cap=OUTPUT_CAP)
+        except OSError as exc:
+            srv.end("FAILED", f"could not start {argv[0]}: {exc}", why="the agent's process could not start")
+            return ProcessOutcome(tuple(argv), 127, "agent", "", False, sealed, "", f"{type(exc).__name__}: {exc}")
+        ended_by, why = _watch(child, srv)
+        ended = child.end(grace)
+        if ended_by == "agent":
+            code = ended.code
+            srv.end(None if code == 0 else "FAILED", None if code == 0 else f"the agent's process exited {code}",
+                    why=f"the agent's process exited ({code})")
+        return ProcessOutcome(tuple(argv), ended.code, ended_by, why, ended.killed, sealed,
+                              child.stdout.decode("utf-8", "replace"), child.stderr.decode("utf-8", "replace"))
+    finally:
+        if relay is not None:
+            relay.close()
+
+
+def _watch(child: children.Child, srv: Server) -> tuple[str, str]:
+    """Wait until the child exits ("agent") or the run ends without it ("harness", and why)."""
+    while True:
+        if child.wait(_POLL) is not None:
+            return "agent", ""
+        if srv.wait(0) is not None or srv.error is not None:  # the ceiling, the watchdog, or the agent's own end
+            deadline = real_monotonic() + EXIT_GRACE
+            while real_monotonic() < deadline:
+                if child.wait(_POLL) is not None:
+                    return "agent", ""
+            res = srv.result
+            state = res.terminal_state if res is not None else "ERROR"
+            return "harness", f"the run ended {state}" + (f": {res.error}" if res is not None and res.error else "")
+
+
+def launch(agent: ProcessAgent, ep: Endpoints, task: str) -> tuple[list[str], dict[str, str], bytes]:
+    """The argv, environment and stdin bytes of the child; a preset's files are written under ``ep.home``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env.update(common_env(ep, task))
+    files = common_files(ep)
+    args: tuple[str, ...] = ()
+    task_flag: tuple[str, ...] = ()
+    program = agent.command
+    if agent.preset is not None:
+        preset = PRESETS[agent.preset]
+        built = preset.build(ep)
+        env.update(built.env)
+        files.update(built.files)
+        args, task_flag = built.args, built.task_flag
+        program = agent.command or preset.program
+    cwd = Path(agent.cwd) if agent.cwd is not None else Path.cwd()
+    # Node resolves packages from a script's own folder: the example agents find the project's
+    # node_modules through NODE_PATH.
+    env["NODE_PATH"] = os.pathsep.join(p for p in (str(cwd / "node_modules"), env.get("NODE_PATH", "")) if p)
+    env.update(agent.env)
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    argv = [*program, *args]
+    if agent.task == "arg":
+        return [*argv, *task_flag, task], env, b""
+    return [*argv, *task_flag], env, task.encode("utf-8")
+
+
+def _write(folder: Path, name: str, res: ProcessRunResult) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    res.trace.write(folder / f"{safe_name(name)}.trace.jsonl")
+    if res.process is not None:
+        text = json.dumps(res.process.to_data(), indent=2) + "\n"
+        (folder / f"{safe_name(name)}.process.json").write_text(text, encoding="utf-8")
+
