@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,4 +33,12 @@ def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = No
     verdict = judge(scenario, first, second, agent=label or agent_label(agent))
     if artifacts is not None:
         verdict.result.trace.write(Path(artifacts) / f"{safe_name(scenario.name)}.trace.jsonl")
+        _write_process(verdict.result, Path(artifacts) / f"{safe_name(scenario.name)}.process.json")
     return verdict
+
+
+def _write_process(result: Any, path: Path) -> None:
+    """A process agent's exit and capped output, beside its trace (``toolchaos.process``)."""
+    proc = getattr(result, "process", None)
+    if proc is not None:
+        path.write_text(json.dumps(proc.to_data(), indent=2) + "\n", encoding="utf-8")

@@ -139,3 +139,24 @@ def test_toolchaos_run_takes_a_command_reference_and_a_process_agent() -> None:
         agent_under_test("preset:python", kind="sdk")
     with pytest.raises(Exception, match="an effect ledger to continue"):
         toolchaos_run(aut, task=TASK, tools=_tools(), policy=_policy(), ledger=object())  # type: ignore[arg-type]
+
+
+def test_toolchaos_run_runs_a_scenarios_own_process_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolchaos.cli import main
+
+    (tmp_path / "agent.py").write_text("print('hello from the agent')\n")
+    (tmp_path / "s.chaos.yaml").write_text(f"""
+id: own-process
+title: the scenario's own process agent
+task: {TASK}
+agent: {{command: [{json.dumps(sys.executable)}, agent.py]}}
+tools: {{fetch_invoice: {{faults: {{timeout: {{after: 30}}}}}}}}
+policy: {{stubborn: {{tool: fetch_invoice, args: {{invoice_id: inv_1}}}}}}
+ceiling: {{real_seconds: 30}}
+expect: [{{terminal_state: [COMPLETED]}}]
+""")
+    assert main(["run", str(tmp_path / "s.chaos.yaml"), "--allow-imports", "--artifacts", str(tmp_path / "out"),
+                 "-v"]) == 1
+    out = capsys.readouterr().out
+    assert "terminal_state" in out and "exited with code 0" in out and "hello from the agent" in out
+    assert json.loads((tmp_path / "out" / "own-process.process.json").read_text())["exit_code"] == 0

@@ -1,0 +1,55 @@
+"""A process agent under pytest: a scenario's ``agent:`` mapping, and ``--chaos-agent=cmd:...``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+pytest_plugins = ["pytester"]
+pytest.importorskip("mcp")
+pytest.importorskip("uvicorn")
+
+SCENARIO = """
+id: proc-timeout
+title: a Python agent in its own process, on a tool that always times out
+task: Retry until you have the total of invoice inv_1.
+agent: {preset: python, env: {AGENT_MAX_TURNS: "3"}}
+tools:
+  fetch_invoice: {faults: {timeout: {after: 30}}}
+policy: {stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}}
+ceiling: {real_seconds: 60}
+expect:
+  - bounded: {executions: BOUND}
+  - terminal_state: [FAILED]
+"""
+
+AGENT = """
+import sys
+print("args", sys.argv[1:])
+sys.exit(3)
+"""
+
+
+def test_a_scenario_runs_its_process_agent_and_a_failure_shows_how_the_process_ended(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nchaos_allow_imports = true\n")
+    pytester.makefile(".chaos.yaml", ok=SCENARIO.replace("BOUND", "3"),
+                      tight=SCENARIO.replace("BOUND", "2").replace("proc-timeout", "proc-tight"))
+    res = pytester.runpytest("--chaos", "-p", "toolchaos", "-p", "no:randomly")
+    res.assert_outcomes(passed=1, failed=1)
+    res.stdout.fnmatch_lines(["*invariant bounded.executions broke*", "*process * exited with code 0*"])
+
+
+def test_the_command_line_names_a_command_as_the_agent(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(agent=AGENT)
+    pytester.makefile(".chaos.yaml", s=SCENARIO.replace("BOUND", "3").replace(
+        'agent: {preset: python, env: {AGENT_MAX_TURNS: "3"}}\n', ""))
+    res = pytester.runpytest("--chaos", "-p", "toolchaos", f"--chaos-agent=cmd:{sys.executable} agent.py",
+                             "--chaos-artifacts=out")
+    res.assert_outcomes(passed=1)  # it ended FAILED, by itself, within the bound: what the scenario asks
+    saved = json.loads((pytester.path / "out" / "proc-timeout.process.json").read_text())
+    assert saved["exit_code"] == 3 and saved["ended_by"] == "agent"
+    assert saved["stdout"] == "args ['Retry until you have the total of invoice inv_1.']\n"
+    assert (pytester.path / "out" / "proc-timeout.trace.jsonl").is_file()
