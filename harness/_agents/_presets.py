@@ -113,7 +113,10 @@ def _gemini_cli(ep: Endpoints) -> Launch:
                 "mcpServers": {MCP_NAME: {"httpUrl": ep.mcp, "trust": True}},
                 "general": {"disableAutoUpdate": True}, "privacy": {"usageStatisticsEnabled": False},
                 "telemetry": {"enabled": False}}
-    env = {"GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "1"}
+    # GEMINI_MODEL: a model named, as with -m. In its default "auto" mode gemini-cli first asks a
+    # classifier model to route the request (a JSON answer to its own schema), which a model double
+    # does not give; nothing else of its loop, its loop detector included, changes.
+    env = {"GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "1", "GEMINI_MODEL": "gemini-2.5-flash"}
     return Launch(("--output-format", "json"), env, {ep.home / ".gemini" / "settings.json": _json(settings)},
                   task_flag=("-p",))
 

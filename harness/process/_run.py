@@ -35,6 +35,7 @@ from toolchaos._engine import safe_name
 from toolchaos._internal import children
 from toolchaos._internal.clock import real_monotonic
 from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.types import HARNESS_STATES
 from toolchaos.errors import AgentRefError
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
 from toolchaos.process._relay import Relay
@@ -45,6 +46,7 @@ GRACE = 0.5  # real seconds between SIGTERM and SIGKILL when the harness ends a 
 EXIT_GRACE = 2.0  # real seconds a child may take to exit by itself once its run has ended
 OUTPUT_CAP = 64 * 1024  # bytes of each of stdout and stderr kept with the result
 _POLL = 0.02  # real seconds between looks at the child and the run
+READY_WAIT = 10.0  # real seconds for the run to finish once it was ended
 # Variables of the parent never passed on: real credentials and settings that would point a
 # client elsewhere than the run's server.
 _DROP_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "CODEX_", "CLAUDE_", "OPENCODE_", "AWS_",
@@ -73,7 +75,8 @@ class ProcessOutcome:
     def summary(self) -> str:
         """One line for failure reports."""
         how = (f"exited with code {self.exit_code}" if self.ended_by == "agent" else
-               f"was ended by the harness ({self.why}){', killed: it ignored SIGTERM' if self.killed else ''}")
+               f"was ended by the harness ({self.why}; exit code {self.exit_code})"
+               f"{', killed: it ignored SIGTERM' if self.killed else ''}")
         return f"process {shlex.join(self.command)} {how}"
 
     def tail(self, lines: int = 8) -> str:
@@ -128,12 +131,13 @@ def _drive(agent: ProcessAgent, srv: Server, task: str, home: Path, grace: float
         except OSError as exc:
             srv.end("FAILED", f"could not start {argv[0]}: {exc}", why="the agent's process could not start")
             return ProcessOutcome(tuple(argv), 127, "agent", "", False, sealed, "", f"{type(exc).__name__}: {exc}")
-        ended_by, why = _watch(child, srv)
+        run_over = _watch(child, srv)
         ended = child.end(grace)
-        if ended_by == "agent":
+        if not run_over:  # its exit ends the run
             code = ended.code
             srv.end(None if code == 0 else "FAILED", None if code == 0 else f"the agent's process exited {code}",
                     why=f"the agent's process exited ({code})")
+        ended_by, why = _who_ended(srv)
         return ProcessOutcome(tuple(argv), ended.code, ended_by, why, ended.killed, sealed,
                               child.stdout.decode("utf-8", "replace"), child.stderr.decode("utf-8", "replace"))
     finally:
@@ -141,19 +145,25 @@ def _drive(agent: ProcessAgent, srv: Server, task: str, home: Path, grace: float
             relay.close()
 
 
-def _watch(child: children.Child, srv: Server) -> tuple[str, str]:
-    """Wait until the child exits ("agent") or the run ends without it ("harness", and why)."""
+def _watch(child: children.Child, srv: Server) -> bool:
+    """Wait until the child exits (False) or the run ends without it (True: then it has a grace to exit)."""
     while True:
         if child.wait(_POLL) is not None:
-            return "agent", ""
+            return False
         if srv.wait(0) is not None or srv.error is not None:  # the ceiling, the watchdog, or the agent's own end
             deadline = real_monotonic() + EXIT_GRACE
-            while real_monotonic() < deadline:
-                if child.wait(_POLL) is not None:
-                    return "agent", ""
-            res = srv.result
-            state = res.terminal_state if res is not None else "ERROR"
-            return "harness", f"the run ended {state}" + (f": {res.error}" if res is not None and res.error else "")
+            while real_monotonic() < deadline and child.wait(_POLL) is None:
+                pass
+            return True
+
+
+def _who_ended(srv: Server) -> tuple[str, str]:
+    """("harness", why) when the harness's ceiling or watchdog ended the run, else ("agent", "")."""
+    res = srv.wait(READY_WAIT)
+    if res is None or res.terminal_state in HARNESS_STATES:
+        state = res.terminal_state if res is not None else "ERROR"
+        return "harness", f"the run ended {state}" + (f": {res.error}" if res is not None and res.error else "")
+    return "agent", ""
 
 
 def launch(agent: ProcessAgent, ep: Endpoints, task: str) -> tuple[list[str], dict[str, str], bytes]:

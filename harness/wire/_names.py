@@ -1,8 +1,9 @@
 """The names a client gives the fake tools it reaches through MCP, and back.
 
 A coding CLI declares an MCP server's tools to its model under names of its own: Claude Code
-``mcp__chaos__fetch_invoice``, OpenCode ``chaos_fetch_invoice``, Codex ``fetch_invoice`` inside
-a Responses ``namespace`` tool named ``mcp__chaos``. The policy asks for the fake tool's own
+``mcp__chaos__fetch_invoice``, gemini-cli ``mcp_chaos_fetch_invoice``, OpenCode
+``chaos_fetch_invoice``, Codex ``fetch_invoice`` inside a Responses ``namespace`` tool named
+``mcp__chaos``. The policy asks for the fake tool's own
 name, so the wire answers with the name the client declared (and its namespace), and reads the
 client's names in the conversation it sends back as the fake tools' own. A declared name is the
 alias of the longest fake tool name it ends with after a separator (``_``, ``.``, ``-``, ``/``).
@@ -48,6 +49,10 @@ def _declared(tools: Sequence[Any], namespace: str | None = None) -> list[tuple[
             continue
         if t.get("type") == "namespace" and isinstance(t.get("tools"), list):
             out += _declared(t["tools"], str(t.get("name")))
+            continue
+        gemini = t.get("functionDeclarations") or t.get("function_declarations")
+        if isinstance(gemini, list):
+            out += _declared(gemini, namespace)
             continue
         fn = t["function"] if isinstance(t.get("function"), Mapping) else t
         if isinstance(fn.get("name"), str):

@@ -16,6 +16,8 @@ def test_prefixed_and_namespaced_names_are_aliases_of_the_longest_fake_name_they
         {"type": "namespace", "name": "mcp__chaos", "tools": [{"type": "function", "name": "get_job"}]},  # Codex
         {"name": "Bash"}, {"name": "xget_job"},  # no separator: not an alias
     ]
+    gemini = [{"functionDeclarations": [{"name": "mcp_chaos_fetch_invoice"}, {"name": "read_file"}]}]
+    assert aliases(gemini, FAKE) == {"fetch_invoice": ("mcp_chaos_fetch_invoice", None)}
     assert aliases(declared, FAKE) == {"fetch_invoice": ("mcp__chaos__fetch_invoice", None),
                                        "get_job_status": ("chaos_get_job_status", None),
                                        "get_job": ("get_job", "mcp__chaos")}
