@@ -1,0 +1,40 @@
+"""The process-agent matrix: one real cell (a Node agent), an agent left out saying why, the page written."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from toolchaos.process import matrix
+
+pytest.importorskip("mcp")
+NODE_DIR = Path(__file__).resolve().parents[2] / ".ci" / "node"
+
+
+@pytest.mark.skipif(shutil.which("node") is None or not (NODE_DIR / "node_modules").is_dir(),
+                    reason="node or the pinned Node packages (npm ci --prefix .ci/node) are missing")
+def test_a_cell_says_what_happened_and_a_missing_cli_is_left_out_saying_why(tmp_path: Path) -> None:
+    rows, missing = matrix.matrix(tmp_path / "no-bin", NODE_DIR, ["node-openai", "codex"],
+                                  ["loop-exact-repeat-timeout", "side-email-asked-repeatedly"])
+    assert [r.scenario for r in rows] == ["loop-exact-repeat-timeout", "side-email-asked-repeatedly"]
+    assert set(missing) == {"codex"} and "not installed" in missing["codex"]
+    timeout, email = rows
+    assert timeout.version.startswith("openai ") and not timeout.verdict.passed
+    assert matrix.stopped_by("node-openai", timeout.result) == "its turn limit (AGENT_MAX_TURNS, 10)"
+    assert matrix.duplicates(email.result) == email.result.ledger.applied("send_email") - 1 > 0
+    assert '"code":"timeout"' in matrix.shown(timeout.result)
+    table = matrix.markdown(rows, missing)
+    assert "| node-openai (openai " in table and "| codex | (not run) |" in table
+    page = tmp_path / "page.md"
+    page.write_text(f"head\n{matrix.BEGIN}\nold\n{matrix.END}\ntail\n")
+    matrix.write(page, table)
+    text = page.read_text()
+    assert text.startswith("head\n") and text.endswith("tail\n") and "old" not in text and table in text
+
+
+def test_the_page_needs_its_markers(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("no markers\n")
+    with pytest.raises(SystemExit, match="no <!-- cli-matrix:begin -->"):
+        matrix.write(page, "table")
