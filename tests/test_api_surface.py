@@ -86,6 +86,12 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.adapters": [
         "FRAMEWORKS", "agent_under_test", "ending", "require",
     ],
+    "toolchaos.process": [
+        "PRESETS", "ProcessAgent", "ProcessOutcome", "ProcessRunResult", "launch", "run",
+    ],
+    "toolchaos.process.matrix": [
+        "Row", "main", "markdown", "matrix", "run_cell", "stopped_by",
+    ],
     "toolchaos.errors": [
         "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
         "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
