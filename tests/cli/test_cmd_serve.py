@@ -59,3 +59,10 @@ def test_serve_refuses_a_file_of_several_scenarios_and_a_bad_limit(capsys: pytes
     assert "pick one with -k" in capsys.readouterr().err
     assert main(["serve", str(LOOP_YAML), "--real-seconds", "0"]) == 2
     assert "--real-seconds: expected a positive number" in capsys.readouterr().err
+
+
+def test_without_the_serve_extra_the_commands_say_what_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "toolchaos.serve", None)  # an import of it fails, as without the extra
+    assert main(["mcp", str(LOOP_YAML)]) == 2
+    assert "pip install 'toolchaos[serve]'" in capsys.readouterr().err
