@@ -1,4 +1,4 @@
-"""A Node agent on the ``openai`` npm package (tests/serve/node, installed pinned by .ci/run with
+"""A Node agent on the ``openai`` npm package (pinned in .ci/node, installed by README command 2 with
 ``npm ci``), run as a child process against the server: its own counts match the trace."""
 
 from __future__ import annotations
@@ -18,20 +18,21 @@ from toolchaos.serve import Server
 
 from tests.serve.helpers import LOOP_YAML
 
-NODE_DIR = Path(__file__).parent / "node"
+AGENT = Path(__file__).parent / "node" / "agent.cjs"
+PACKAGES = Path(__file__).parents[2] / ".ci" / "node" / "node_modules"
 NODE = shutil.which("node")
 
 pytestmark = pytest.mark.skipif(
-    NODE is None or not (NODE_DIR / "node_modules" / "openai").is_dir(),
-    reason="needs Node and the openai npm package: npm ci --prefix tests/serve/node (.ci/run does)")
+    NODE is None or not (PACKAGES / "openai").is_dir(),
+    reason="needs Node and the openai npm package: npm ci --prefix .ci/node (README command 2 does)")
 
 
 def test_a_node_openai_agent_counts_what_the_trace_holds() -> None:
     srv = Server(LOOP_YAML)  # a tool that always times out; the ceiling: 6 model turns
     with srv:
         env = {**os.environ, "OPENAI_BASE_URL": srv.base_urls["openai"], "OPENAI_API_KEY": "x",
-               "TOOLCHAOS_MCP_URL": srv.mcp_url}
-        proc = subprocess.Popen([str(NODE), str(NODE_DIR / "agent.mjs")], env=env, stdout=subprocess.PIPE,
+               "TOOLCHAOS_MCP_URL": srv.mcp_url, "NODE_PATH": str(PACKAGES)}
+        proc = subprocess.Popen([str(NODE), str(AGENT)], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         # Waited in real seconds: while the run is on, time.monotonic (and so subprocess's own
         # timeouts) follows the run's virtual clock, which each 30 s timeout fault moves.
