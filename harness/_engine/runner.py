@@ -31,7 +31,7 @@ from toolchaos._internal.events import end_event
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import AgentResult, report_value
-from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, WatchdogExpired
+from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, UserError, WatchdogExpired
 from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
 from toolchaos.policies._builtin import as_policy
 
@@ -39,7 +39,8 @@ from toolchaos.policies._builtin import as_policy
 def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
         budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
         store: MutableMapping[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
-        ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None) -> RunResult:
+        ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None,
+        api_faults: Any = None) -> RunResult:
     """Run ``agent(task, model, tools)`` once and return what happened.
 
     ``agent`` is a callable, a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``) or an
@@ -52,10 +53,18 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     one, or the store's own ``ledger`` when the store has one (``SqliteStore`` does).
     ``world``: the state behind the tools (a ``World``, or its collections as plain data to start
     from); a run restarted against the same ``World`` finds what the first run wrote.
+    ``api_faults``: model-API faults (``toolchaos.wire.ApiFaults``), for an agent whose model is
+    answered over HTTP (an ``AgentUnderTest`` of the sdk or a framework kind); an in-process
+    agent's model is a Python object, so giving them for one is an error, not faults that never fire.
     """
     if isinstance(agent, AgentUnderTest):
+        extra = {} if api_faults is None else {"api_faults": api_faults}
         return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
-                            store=store, name=name, artifacts=artifacts, ledger=ledger, world=world)
+                            store=store, name=name, artifacts=artifacts, ledger=ledger, world=world, **extra)
+    if api_faults is not None:
+        raise UserError("api_faults: an in-process agent's model is not answered over HTTP, so model-API faults "
+                        "cannot reach it; run an SDK or framework agent (KIND:pkg.mod:attr) or toolchaos serve",
+                        field="api_faults")
     agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()

@@ -22,6 +22,8 @@ def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = No
     world = World(scenario.world)  # the backend: it outlives the agent's restart
     common: dict[str, Any] = {"seed": seed, "budgets": scenario.budgets, "ceiling": scenario.ceiling, "store": store,
                               "world": world}
+    if scenario.api_faults is not None:  # the model's own faults, for an agent answered over HTTP
+        common["api_faults"] = scenario.api_faults
     first = run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
                 **common)
     second = None

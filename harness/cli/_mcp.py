@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from toolchaos.cli._serve import pick, real_seconds
+from toolchaos.cli._serve import pick, real_seconds, serve_api
 
 HELP = "serve a scenario's fake tools over MCP on stdin/stdout (the run ends when the client closes stdin)"
 EXAMPLES = """\
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolchaos.serve import serve_mcp_stdio  # mcp and anyio: not for --help
+    serve_mcp_stdio = serve_api().serve_mcp_stdio  # mcp and anyio: not for --help
 
     scenario = pick(args)
     result = serve_mcp_stdio(scenario, seed=args.seed, artifacts=args.artifacts,

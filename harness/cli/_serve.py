@@ -35,6 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the watchdog's limit for the run (default: the scenario's ceiling, else 300)")
 
 
+def serve_api() -> Any:
+    """``toolchaos.serve``, or one line saying which extra to install."""
+    try:
+        import toolchaos.serve as serve
+    except ImportError as exc:
+        raise CommandError(f"this command needs the serve extra ({exc.name} is missing): "
+                           f"pip install 'toolchaos[serve]'") from None
+    return serve
+
+
 def pick(args: argparse.Namespace) -> Any:
     scenarios = select(load([args.scenario], "*", args.allow_imports), args.keyword)
     if len(scenarios) != 1:
@@ -61,7 +71,7 @@ def write_urls(path: str, urls: dict[str, str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolchaos.serve import Server  # uvicorn, starlette, mcp: not for --help
+    Server = serve_api().Server  # uvicorn, starlette, mcp: not for --help
 
     scenario = pick(args)
     server = Server(scenario, seed=args.seed, host=args.host, port=args.port, artifacts=args.artifacts,

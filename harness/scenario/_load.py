@@ -177,7 +177,7 @@ def _agent(spec: Any, ctx: Context, root: YMap) -> str | agents.ProcessAgent | N
 
 def _build_api_faults(root: YMap, ctx: Context) -> Any:
     """The ``api_faults:`` block, built by the wire's own ``ApiFaults`` (errors located at the block)."""
-    from toolchaos.wire._apifaults import ApiFaults  # the wire's registry of model-API faults
+    from toolchaos.wire._apifaults import ApiFaults  # respx (the wire's package): only for an api_faults: block
 
     try:
         return ApiFaults(plain(root["api_faults"]))

@@ -44,7 +44,9 @@ def as_request(scope: Scope, body: bytes) -> httpx.Request:
     """The request as the wire reads it, addressed to the server's own host and port."""
     host, port = scope.get("server") or ("127.0.0.1", None)
     query = scope.get("query_string") or b""
-    url = httpx.URL(scheme="http", host=host, port=port, path=scope["path"], **({"query": query} if query else {}))
+    url = httpx.URL(scheme="http", host=host, port=port, path=scope["path"])
+    if query:
+        url = url.copy_with(query=query)
     return httpx.Request(scope["method"], url, headers=list(scope.get("headers") or ()), content=body)
 
 

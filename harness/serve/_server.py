@@ -209,7 +209,7 @@ class Server:
                              artifacts=self.artifacts, world=self.world)
             self.result = self._with_requests(res)
             if self.scenario is not None:
-                from toolchaos.certification import judge  # the scenario's verdict, as run_scenario gives it
+                from toolchaos.certification import judge  # pydantic and PyYAML: only to judge a scenario
 
                 self.verdict = judge(self.scenario, self.result, agent=f"served:{self.url}")
         except BaseException as exc:  # kept for start() and the command to report

@@ -19,6 +19,7 @@ from mcp import Client  # noqa: E402
 from toolchaos import invariants as inv  # noqa: E402
 from toolchaos import policies  # noqa: E402
 from toolchaos._internal import clock as _clock  # noqa: E402
+from toolchaos._internal.limits import Ceiling  # noqa: E402
 from toolchaos.fake_tools import catalogue  # noqa: E402
 from toolchaos.serve import ENDED_STATUS, Server  # noqa: E402
 
@@ -262,3 +263,34 @@ def test_gemini_generate_content_over_the_server() -> None:
     assert call == {"id": "call_1_0", "name": "fetch_invoice", "args": ARGS}
     assert isinstance(streamed, list) and streamed[-1]["candidates"][0]["finishReason"] == "STOP"
     assert count["totalTokens"] > 0
+
+
+def test_the_tool_ceiling_hit_over_mcp_ends_the_run() -> None:
+    srv = _stubborn(ceiling=Ceiling(max_tool_calls=2))
+    with srv:
+        results = [srv_call(srv, "fetch_invoice", ARGS) for _ in range(2)]
+        httpx.post(srv.mcp_url, headers={"accept": "application/json, text/event-stream"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "fetch_invoice", "arguments": ARGS}})
+        assert srv.wait(10) is not None
+    assert [r["error"]["code"] for r in results[:2]] == ["timeout", "timeout"]
+    assert srv.result is not None and srv.result.terminal_state == "HARD_CEILING"
+    assert srv.result.total_executions == 2
+
+
+def test_a_tool_call_past_the_ceiling_says_why() -> None:
+    srv = _stubborn(ceiling=Ceiling(max_tool_calls=1))
+    with srv:
+        srv_call(srv, "fetch_invoice", ARGS)
+        r = httpx.post(srv.mcp_url, headers={"accept": "application/json, text/event-stream"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "fetch_invoice", "arguments": ARGS}})
+    text = r.json()["result"]["content"][0]["text"]
+    assert r.json()["result"]["isError"] and "more than 1 tool calls (the harness ceiling)" in text
+
+
+def test_anthropic_beta_query_is_served() -> None:
+    with _stubborn() as srv:
+        r = httpx.post(srv.url + "/v1/messages?beta=true", json={"model": "c", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"}]}, timeout=5)
+        srv.end()
+    assert r.status_code == 200 and r.json()["content"][0]["type"] == "tool_use"
+    assert srv.result is not None and srv.result.requests[0].url.endswith("/v1/messages?beta=true")
