@@ -24,6 +24,7 @@ spin after its first firing and never send the signal that unblocks the agent.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import sys
 import threading
@@ -92,6 +93,17 @@ def _loop() -> None:  # pragma: no cover - runs untraced, so coverage cannot rec
             if armed is not None and _expired(armed):
                 _interrupt(armed, again=_fired == armed[2])
                 _fired = armed[2]
+
+
+def _after_fork() -> None:
+    """In a forked child (an isolated run): no watchdog thread yet, and locks nobody holds."""
+    global _thread, _lock, _fire_lock
+    _thread = None  # the parent's thread did not come along: the next arm() starts one
+    _lock, _fire_lock = threading.Lock(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def arm(seconds: float) -> int:
