@@ -38,3 +38,14 @@ def test_the_page_needs_its_markers(tmp_path: Path) -> None:
     page.write_text("no markers\n")
     with pytest.raises(SystemExit, match="no <!-- cli-matrix:begin -->"):
         matrix.write(page, "table")
+
+
+@pytest.mark.skipif(shutil.which("node") is None or not (NODE_DIR / "node_modules").is_dir(),
+                    reason="node or the pinned Node packages (npm ci --prefix .ci/node) are missing")
+def test_the_command_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "cli-agents.md"
+    page.write_text(f"{matrix.BEGIN}\n{matrix.END}\n")
+    assert matrix.main(["--bin", str(tmp_path), "--node", str(NODE_DIR), "--agent", "node-anthropic",
+                        "--only", "legit-transient-503", "--write", str(page)]) == 0
+    assert "| node-anthropic (@anthropic-ai/sdk " in page.read_text() and "PASS" in page.read_text()
+    assert "legit-transient-503" in capsys.readouterr().err  # progress, one line a cell
