@@ -167,6 +167,9 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("node-anthropic", ("node",), "@anthropic-ai/sdk@1.15.0 @modelcontextprotocol/sdk@1.32.2", "1.15.0",
            "a Node agent loop on @anthropic-ai/sdk (Messages), its tools from the MCP server",
            _node("anthropic_agent.cjs")),
+    Preset("openai-agents-js", ("node",), "@openai/agents@0.20.0 openai@7.59.0", "0.20.0",
+           "a Node agent on the OpenAI Agents JS SDK at its defaults (Runner, MCPServerStreamableHttp, max turns 10)",
+           _node("openai_agents_agent.cjs")),
     Preset("python", (sys.executable,), "openai (PyPI) mcp (PyPI)", "openai 2, mcp 1",
            "a Python agent loop in a subprocess on the openai package, its tools from the MCP server", _python),
 )}

@@ -40,7 +40,7 @@ ROOT = Path.cwd()
 SCENARIOS = ("loop-exact-repeat-timeout", "side-email-asked-repeatedly", "err-permission-denied",
              "loop-argument-jitter", "legit-transient-503")
 CLIS = ("codex", "claude-code", "gemini-cli", "opencode")
-NODE = ("node-openai", "node-anthropic")
+NODE = ("node-openai", "node-anthropic", "openai-agents-js")
 MATRIX_REAL_SECONDS = 300.0  # a CLI's 200 turns against the ceiling take tens of seconds on a loaded machine
 _VERSION_ARGS = ("--version",)
 
@@ -90,7 +90,7 @@ def _work_dir() -> Path:
 def version(name: str, agent: ProcessAgent, node_dir: Path) -> str:
     """The agent's real version: the CLI's own ``--version``, or the SDK package's in node_modules."""
     if name in NODE:
-        pkg = "openai" if name == "node-openai" else "@anthropic-ai/sdk"
+        pkg = {"node-openai": "openai", "node-anthropic": "@anthropic-ai/sdk", "openai-agents-js": "@openai/agents"}[name]
         data = json.loads((node_dir / "node_modules" / pkg / "package.json").read_text(encoding="utf-8"))
         return f"{pkg} {data['version']}"
     env = {"HOME": _work_dir().as_posix(), "PATH": "/usr/bin:/bin"}

@@ -1,6 +1,6 @@
-"""Node agents on the openai and @anthropic-ai/sdk packages, certified through serve and MCP.
+"""Node agents on the openai and @anthropic-ai/sdk packages and the OpenAI Agents JS SDK, through serve and MCP.
 
-The agents are the example agents of the presets (``node-openai``, ``node-anthropic``); their
+The agents are the example agents of the presets (``node-openai``, ``node-anthropic``, ``openai-agents-js``); their
 packages are the pinned ones in ``.ci/node`` (``npm ci --prefix .ci/node``, which ``.ci/run``
 runs). What each agent's own code counted (it prints one line) must be what the harness saw.
 """
@@ -56,3 +56,16 @@ def test_a_node_agent_sends_one_email_and_answers(preset: str) -> None:
     counts = _counts(res.process.stdout)
     assert counts == {"model_requests": 2, "tool_calls": 1, "tool_errors": 0, "turns": 2, "stopped": "final"}
     assert res.terminal_state == "COMPLETED" and res.ledger.applied("send_email") == 1
+
+
+def test_an_openai_agents_js_agent_stops_at_its_own_max_turns_and_the_counts_match() -> None:
+    res = run(ProcessAgent(preset="openai-agents-js", cwd=str(NODE_DIR)),
+              task="Retry until you have the total of invoice inv_1.",
+              tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
+              policy=policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}), ceiling=Ceiling(real_seconds=60))
+    assert res.process is not None and res.process.exit_code == 0, res.process and res.process.stderr
+    counts = _counts(res.process.stdout)
+    assert counts["stopped"] == "turn_limit"  # the SDK's MaxTurnsExceededError at its default of 10
+    assert counts["tool_calls"] == res.total_executions == 10
+    assert counts["model_requests"] == res.model_requests == res.turns == 10
+    assert {r.api for r in res.requests} == {"openai.responses"}  # its default model: the Responses API
