@@ -90,8 +90,9 @@ def in_process() -> Iterator[None]:
 
 # --- frames: what the child streams -------------------------------------------------------
 
-_EVENT, _PATCH, _EFFECT, _RESULT = b"E", b"P", b"L", b"R"
+_EVENT, _PATCH, _EFFECT, _RESULT, _END = b"E", b"P", b"L", b"R", b"Z"
 _HEAD = struct.Struct("!cI")
+_DONE = _HEAD.pack(_END, len(pickle.dumps(None, protocol=4))) + pickle.dumps(None, protocol=4)
 
 
 class _Writer:
@@ -100,15 +101,27 @@ class _Writer:
     def __init__(self, fd: int) -> None:
         self.fd, self.pid, self.lock = fd, os.getpid(), threading.Lock()
 
-    def send(self, kind: bytes, value: Any) -> None:
+    def send(self, kind: bytes, value: Any, strict: bool = False) -> None:
+        """One frame. A value the parent's plain-data reading would refuse goes as its JSON reading
+        (the trace file's), or, ``strict``, raises ``pickle.PicklingError``."""
         if os.getpid() != self.pid:  # the agent forked: its copy must not write into this run's trace
             return
-        try:
-            body = pickle.dumps(value, protocol=4)
-        except Exception:  # an argument no plain-data pickle holds: its JSON reading, as the trace file has it
+        body = _plain_dumps(value)
+        if body is None:
+            if strict:
+                raise pickle.PicklingError("a value that is not plain data (builtins only)")
             body = pickle.dumps(_plain(value), protocol=4)
         with self.lock:  # workers append at once; a frame is written whole
             _write_all(self.fd, _HEAD.pack(kind, len(body)) + body)
+
+
+def _plain_dumps(value: Any) -> bytes | None:
+    try:
+        body = pickle.dumps(value, protocol=4)
+        _PlainUnpickler(io.BytesIO(body)).load()
+    except Exception:
+        return None
+    return body
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -132,6 +145,14 @@ class _Streamed(list[Event]):
         super().__setitem__(index, value)
         if isinstance(index, int):
             self._writer.send(_PATCH, value)
+
+
+def _first_odd(store: Any) -> str:
+    """The first entry of the store that is not plain data, for the message."""
+    for key, value in dict(store).items():
+        if _plain_dumps(value) is None:
+            return f"{key!r}: {type(value).__name__}"
+    return "an entry"
 
 
 def _plain(value: Any) -> Any:
@@ -246,15 +267,39 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
         ledger.record = streamed_record  # type: ignore[method-assign]
         res, interrupted = execute()
         try:
-            writer.send(_RESULT, _payload(res, interrupted, store))
-        except Exception as exc:  # a value in the store no plain-data frame holds
-            writer.send(_RESULT, {"unsendable": f"{type(exc).__name__}: {exc}"})
+            writer.send(_RESULT, _payload(res, interrupted, store), strict=True)
+        except Exception:  # a value in the store no plain-data frame holds
+            writer.send(_RESULT, {"unsendable": f"tools.store holds a value that is not plain data "
+                                                f"({_first_odd(store)}); run it with --chaos-isolation=none"})
+        writer.send(_END, None)
 
+    _reap_finished()
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
-    timed_out = proc.wait(timeout=real_seconds + KILL_GRACE) is None
-    ended = proc.end(grace=0.0) if timed_out else proc.end()
-    data = proc.stdout
-    return _collect(data, ended, timed_out, proc.sealed)
+    timed_out = not proc.wait_for(_has_result, timeout=real_seconds + KILL_GRACE)
+    out = _collect(proc.stdout, children.Ended(0, None, False), timed_out, proc.sealed)
+    if out.result is not None and proc.running():
+        # The result is in: the caller goes on. Killed all the same (a thread of the agent may
+        # have sent it while the agent runs on), and reaped at the next run.
+        proc.kill()
+        _finishing.append(proc)
+        return out
+    out.ended = proc.end(grace=0.0)
+    out.timed_out = timed_out
+    return out
+
+
+_finishing: list[children.Child] = []  # children that sent their result and are still exiting
+
+
+def _reap_finished() -> None:
+    for proc in list(_finishing):
+        if proc.wait(timeout=0) is not None:
+            _finishing.remove(proc)
+
+
+def _has_result(data: bytes) -> bool:
+    """Whether the last frame the child wrote is its result (read only the tail: this runs per chunk)."""
+    return data.endswith(_DONE)
 
 
 def _grow_pipe(fd: int) -> None:  # pragma: no cover - runs in the forked child
