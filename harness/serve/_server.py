@@ -72,6 +72,9 @@ class Server:
                  port: int = 0, real_seconds: float | None = None, allow_imports: bool = False) -> None:
         self.scenario = _load(scenario, allow_imports) if isinstance(scenario, (str, Path)) else scenario
         sc = self.scenario
+        if sc is not None and sc.restart is not None:
+            raise UserError(f"{sc.name}: a scenario with restart: runs the agent twice; a served run is one run",
+                            field="restart")
         self.task = task if task is not None else (sc.task if sc is not None else None)
         self.tools = list(tools) if tools is not None else (list(sc.tools) if sc is not None else [])
         self.policy = policy if policy is not None or sc is None else sc.policy()

@@ -5,6 +5,7 @@ gives the same bytes for every answer and the same trace, apart from the transpo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -136,3 +137,12 @@ def test_the_same_bytes_and_trace_in_process_and_over_the_server(api: str) -> No
     assert res_out.trace.of_kind("api")[0]["args"]["url"].startswith("http://127.0.0.1:")
     assert res_out.terminal_state == res_in.terminal_state == "COMPLETED"
     assert [r.status for r in res_out.requests] == [r.status for r in res_in.requests] == [200, 429, 200, 200]
+
+
+def test_the_same_seed_served_twice_gives_byte_identical_traces(tmp_path: Any) -> None:
+    first, second = _served("responses")[1], _served("responses")[1]
+    first.trace.write(tmp_path / "a.jsonl")
+    second.trace.write(tmp_path / "b.jsonl")
+    a, b = (tmp_path / "a.jsonl").read_bytes(), (tmp_path / "b.jsonl").read_bytes()
+    port = re.compile(rb"127\.0\.0\.1:\d+")  # each server binds a free port: the one part that differs
+    assert port.sub(b"PORT", a) == port.sub(b"PORT", b) and a.count(b"\n") == 7

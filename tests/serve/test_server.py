@@ -294,3 +294,27 @@ def test_anthropic_beta_query_is_served() -> None:
         srv.end()
     assert r.status_code == 200 and r.json()["content"][0]["type"] == "tool_use"
     assert srv.result is not None and srv.result.requests[0].url.endswith("/v1/messages?beta=true")
+
+
+def test_a_tools_retry_after_waited_in_real_seconds_lets_the_retry_through() -> None:
+    limited = catalogue.get("fetch_invoice", faults=[{"call": 1, "outcome": {"transient": {"code": 429,
+                                                                                            "retry_after": 0.3}}}])
+    srv = Server(task="t", tools=[limited], policy=policies.stubborn("fetch_invoice", ARGS), real_seconds=20)
+    with srv:
+        first = srv_call(srv, "fetch_invoice", ARGS)
+        _clock.real_sleep(0.35)  # what a client in another process does with the Retry-After
+        second = srv_call(srv, "fetch_invoice", ARGS)
+        srv.end()
+    assert first["error"]["code"] == "rate_limited" and "total" in second
+    res = srv.result
+    assert res is not None and [e["t"] for e in res.trace.of_kind("tool")] == [0.0, 0.3]
+    res.check(inv.retry_after_honoured(), terminated=False)
+
+
+def test_a_scenario_with_a_restart_is_not_served() -> None:
+    from toolchaos.errors import UserError
+    from toolchaos.scenario import load_file
+
+    resume = next(p for p in (LOOP_YAML.parents[2] / "scenarios").rglob("*.chaos.yaml") if "restart:" in p.read_text())
+    with pytest.raises(UserError, match="restart"):
+        Server(load_file(resume)[0])
