@@ -151,7 +151,8 @@ def stopped_by(name: str, res: ProcessRunResult) -> str:
             return words
     counted = re.search(r'TOOLCHAOS_COUNTS .*"stopped":\s*"(\w+)"', text)
     if counted and counted.group(1) == "turn_limit":
-        return "its turn limit (AGENT_MAX_TURNS, 10)"
+        return ("its turn limit (the SDK's default max turns, 10: MaxTurnsExceededError)" if name == "openai-agents-js"
+                else "its turn limit (the example's AGENT_MAX_TURNS, 10)")
     events = res.trace.model_events
     if events and not events[-1].get("calls"):
         return "its model's final answer"

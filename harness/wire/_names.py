@@ -19,6 +19,7 @@ from typing import Any
 from toolchaos._internal.model import ModelTurn, ToolCall
 
 _SEPARATORS = "_.-/"
+MCP_NAME = "chaos"  # the MCP server's name in the presets' configs (toolchaos._agents._presets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,17 +30,21 @@ class ClientCall(ToolCall):
 
 
 def aliases(declared: Sequence[Any], fake: Iterable[str]) -> dict[str, tuple[str, str | None]]:
-    """Fake tool name -> (the client's name, its namespace), for the tools the client renamed."""
+    """Fake tool name -> (the client's name, its namespace), for the tools the client renamed.
+
+    A client's own tool may end like a fake one (gemini-cli's ``grep_search`` and ``search``): a
+    name naming the MCP server the presets register (``chaos``) wins over one that does not.
+    """
     names = sorted(set(fake), key=len, reverse=True)
-    out: dict[str, tuple[str, str | None]] = {}
+    found: dict[str, list[tuple[str, str | None]]] = {}
     for name, namespace in _declared(declared):
         if name in names and namespace is None:
             continue
         for f in names:
             if name == f or (name.endswith(f) and name[-len(f) - 1] in _SEPARATORS):
-                out.setdefault(f, (name, namespace))
+                found.setdefault(f, []).append((name, namespace))
                 break
-    return out
+    return {f: max(cands, key=lambda c: MCP_NAME in (c[1] or c[0][:-len(f)])) for f, cands in found.items()}
 
 
 def _declared(tools: Sequence[Any], namespace: str | None = None) -> list[tuple[str, str | None]]:

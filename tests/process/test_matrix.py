@@ -21,7 +21,7 @@ def test_a_cell_says_what_happened_and_a_missing_cli_is_left_out_saying_why(tmp_
     assert set(missing) == {"codex"} and "not installed" in missing["codex"]
     timeout, email = rows
     assert timeout.version.startswith("openai ") and not timeout.verdict.passed
-    assert matrix.stopped_by("node-openai", timeout.result) == "its turn limit (AGENT_MAX_TURNS, 10)"
+    assert matrix.stopped_by("node-openai", timeout.result) == "its turn limit (the example's AGENT_MAX_TURNS, 10)"
     assert matrix.duplicates(email.result) == email.result.ledger.applied("send_email") - 1 > 0
     assert '"code":"timeout"' in matrix.shown(timeout.result)
     table = matrix.markdown(rows, missing)

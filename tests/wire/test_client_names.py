@@ -18,6 +18,10 @@ def test_prefixed_and_namespaced_names_are_aliases_of_the_longest_fake_name_they
     ]
     gemini = [{"functionDeclarations": [{"name": "mcp_chaos_fetch_invoice"}, {"name": "read_file"}]}]
     assert aliases(gemini, FAKE) == {"fetch_invoice": ("mcp_chaos_fetch_invoice", None)}
+    # a client's own tool that ends like a fake one loses to the MCP server's
+    own = [{"functionDeclarations": [{"name": "grep_search"}, {"name": "mcp_chaos_search"}]}]
+    assert aliases(own, ["search"]) == {"search": ("mcp_chaos_search", None)}
+    assert aliases([{"name": "grep_search"}], ["search"]) == {"search": ("grep_search", None)}
     assert aliases(declared, FAKE) == {"fetch_invoice": ("mcp__chaos__fetch_invoice", None),
                                        "get_job_status": ("chaos_get_job_status", None),
                                        "get_job": ("get_job", "mcp__chaos")}
