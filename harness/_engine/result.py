@@ -31,6 +31,7 @@ class RunResult:
     tools: dict[str, FakeTool] = field(default_factory=dict)
     world: World = field(default_factory=World)  # the collections the tools wrote, as the run left them
     rules_fired: dict[str, tuple[int, ...]] = field(default_factory=dict)  # per tool, the fault rules that fired
+    rule_hits: dict[str, dict[int, int]] = field(default_factory=dict)  # per tool, rule index -> calls it answered
 
     @property
     def failed_to_run(self) -> bool:

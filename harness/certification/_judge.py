@@ -81,7 +81,17 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
         usage=[*first.usage, *second.usage], harness_stop=first.harness_stop or second.harness_stop,
         error=first.error or second.error, virtual_seconds=first.virtual_seconds + second.virtual_seconds,
         tools={**first.tools, **second.tools}, world=second.world,
-        rules_fired={**first.rules_fired, **second.rules_fired})
+        rules_fired={**first.rules_fired, **second.rules_fired}, rule_hits=_hits(first, second))
+
+
+def _hits(first: RunResult, second: RunResult) -> dict[str, dict[int, int]]:
+    """The calls each fault rule answered over both runs (a restarted run's tools start their counts afresh)."""
+    out = {tool: dict(hits) for tool, hits in first.rule_hits.items()}
+    for tool, hits in second.rule_hits.items():
+        mine = out.setdefault(tool, {})
+        for i, n in hits.items():
+            mine[i] = mine.get(i, 0) + n
+    return {tool: dict(sorted(h.items())) for tool, h in out.items()}
 
 
 def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str) -> Verdict:
