@@ -303,7 +303,7 @@ def test_markdown_summary(naive_dir: Path) -> None:
     assert "Duplicate side effects: `charge_payment`: `op-1` applied 2 times" in md
     assert "<details><summary>Trace around event #8; full trace: `traces/loops.timeout_repeat.trace.jsonl`" in md
     assert ">> 8    4     90.0s   tool   fetch_invoice" in md
-    assert "| `legit.paginate` | legit | major | ✅ pass | COMPLETED | 3 | 0 | 0 s |" in md
+    assert "| `legit.paginate` | legit | major | ✅ pass |  | COMPLETED | 3 | 0 | 709 | $0.0023 | 0 s |" in md
 
 
 def test_markdown_when_certified(tmp_path: Path) -> None:
