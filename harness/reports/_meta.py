@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -110,7 +111,17 @@ def agent_commit(ref: str) -> str | None:
     origin = spec.origin if spec and spec.origin and spec.origin not in ("built-in", "frozen") else None
     if origin is None and spec is not None and spec.submodule_search_locations:
         origin = next(iter(spec.submodule_search_locations), None)
-    return git_commit(Path(origin)) if origin else None
+    if origin is None or _installed(Path(origin)):
+        return None
+    return git_commit(Path(origin))
+
+
+def _installed(path: Path) -> bool:
+    """Under the standard library or site-packages: an installed copy, whatever repository it sits in
+    (a Python built by pyenv lives in pyenv's git clone; that commit is not the agent's)."""
+    roots = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(Path(root).resolve()) for root in roots if root)
 
 
 def git_commit(path: Path) -> str | None:
