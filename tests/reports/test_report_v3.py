@@ -189,6 +189,6 @@ def test_descriptions_and_first_broken_invariants_reach_every_rendering(tmp_path
     assert s["description"] == scenario.description and s["first_broken"] == "bounded.executions"
     first_line = scenario.description.split("\n")[0][:40]
     md, html = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
-    assert f"| ❌ fail | `bounded.executions` |" in md and first_line in md
+    assert "| ❌ fail | `bounded.executions` |" in md and first_line in md
     assert "<td class=broke><code>bounded.executions</code></td>" in html
     assert first_line.replace("'", "&#x27;") in html
