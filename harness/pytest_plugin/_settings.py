@@ -55,3 +55,26 @@ def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
         return check_real_seconds(raw, source), source
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What a report says beyond the verdicts: the agent's version, the baseline, the prices."""
+
+    agent_version: str | None
+    baseline: str | None
+    prices: str | None
+    price_model: str | None
+
+
+def read_report_settings(config: pytest.Config) -> ReportSettings:
+    """``--agent-version``, ``--chaos-baseline``, ``--chaos-prices`` over ini ``chaos_prices``,
+    ``--chaos-price-model`` over ini ``chaos_price_model``."""
+    opt = config.option
+
+    def pick(option: str, ini: str | None = None) -> str | None:
+        value = getattr(opt, option, None) or (config.getini(ini) if ini else None)
+        return str(value) if value else None
+
+    return ReportSettings(pick("agent_version"), pick("chaos_baseline"), pick("chaos_prices", "chaos_prices"),
+                          pick("chaos_price_model", "chaos_price_model"))

@@ -27,6 +27,8 @@ def load_report(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / "report.json"
+    if not p.exists():
+        raise ReportError(f"no report at {path} (give a report.json or the directory holding one)")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -102,7 +104,8 @@ def diff_lines(d: Mapping[str, Any]) -> list[str]:
            f"{new['passed']}/{new['scenarios']} passed".replace("  ", " ")]
     if old.get("suite_hash") != new.get("suite_hash"):
         out.append("note: the suites differ (their hashes do); added and removed scenarios are listed")
-    out.append(f"{len(d['regressions'])} regressions, {len(d['fixes'])} fixes, {len(d['added'])} added, "
+    n, f = len(d["regressions"]), len(d["fixes"])
+    out.append(f"{n} regression{'' if n == 1 else 's'}, {f} fix{'' if f == 1 else 'es'}, {len(d['added'])} added, "
                f"{len(d['removed'])} removed, {len(d['changed'])} with changed figures")
     out += [f"REGRESSION {m['id']} ({m.get('severity')}): {m['old']} -> {m['new']}: {m['first_broken']}"
             for m in d["regressions"]]
