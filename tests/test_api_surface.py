@@ -42,9 +42,9 @@ PUBLIC: dict[str, list[str]] = {
         "terminated", "world_state",
     ],
     "toolchaos.policies": [
-        "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "explore",
-        "ignores_refusals", "jitter", "obedient", "paginate", "paraphrase", "poll_until", "recorded", "scripted",
-        "stubborn",
+        "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "cassette", "explore",
+        "ignores_refusals", "jitter", "obedient", "openai_chat", "paginate", "paraphrase", "poll_until", "recorded",
+        "scripted", "stubborn",
     ],
     "toolchaos.strategies": [
         "ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",
@@ -89,7 +89,8 @@ PUBLIC: dict[str, list[str]] = {
         "FRAMEWORKS", "agent_under_test", "ending", "require",
     ],
     "toolchaos.errors": [
-        "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
+        "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CassetteDiverged", "CassetteError",
+        "CommandError", "DefinitionError", "FuzzFailed",
         "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
         "LogFormatError", "NetworkBlocked", "PatchError", "PolicyCrashed", "PolicyError", "ReportError", "RunClosed",
         "ScenarioError", "ScenarioFailed", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",

@@ -77,9 +77,15 @@ class RunResult:
         raise_for(self, check_all(self, with_terminated(invariants) if terminated else invariants))
         return self
 
+    @property
+    def name(self) -> str:
+        """The run's name as given (``run_id`` without the ``#seed`` the engine appends)."""
+        suffix = f"#{self.seed}"
+        return self.run_id[:-len(suffix)] if self.run_id.endswith(suffix) else self.run_id
+
     def summary(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in sorted(self.executions.items())) or "none"
-        return (f"run {self.run_id}: {self.terminal_state}"
+        return (f"run {self.name} (seed {self.seed}): {self.terminal_state}"
                 f"{f' (guard: {self.guard})' if self.guard else ''}; executions: {ex}; "
                 f"model turns: {self.turns}; effects: {self.ledger.applied()}; "
                 f"virtual time: {self.virtual_seconds:g}s")

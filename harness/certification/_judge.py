@@ -23,6 +23,7 @@ from toolchaos.errors import trace_file_line
 from toolchaos.fake_tools import EffectLedger
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.invariants._builtin import Violation
+from toolchaos.invariants._coverage import coverage_text, fault_coverage
 from toolchaos.scenario import Expectation, Scenario
 
 
@@ -150,6 +151,8 @@ def render_failure(verdict: Verdict) -> str:
     lines.append(result.summary())
     if result.error:
         lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
+    lines.append("fault coverage:")  # what the run really met: a rule that never fired tested nothing
+    lines += coverage_text(fault_coverage(result))
     if first.seq is not None:
         lines.append(f"trace around event #{first.seq}:")
         lines.append(result.trace.table(around=first.seq, radius=6))

@@ -25,6 +25,7 @@ class Settings:
     agent: str
     seed: int
     artifacts: Path | None
+    record: bool = False  # --chaos-record: cassettes are recorded from their live model
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -35,7 +36,8 @@ def read_settings(config: pytest.Config) -> Settings:
     opt = config.option
     agent = opt.chaos_agent or config.getini("chaos_agent") or DEFAULT_AGENT
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
+    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts,
+                    bool(getattr(opt, "chaos_record", False)))
 
 
 def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
