@@ -1,24 +1,30 @@
 """report.html: one self-contained page (no network, no external file) with a timeline per run.
 
-The timeline is an inline SVG, one column per trace event in order, one lane per
-participant:
+The comparison with a baseline (when given) comes first, then the summary, the charts
+(``_charts``) and the table of scenarios. The timeline is an inline SVG as wide as the page,
+one column per trace event in order, one lane per participant:
 
-- **model** lane: a dot per model turn that asked for tool calls, a diamond for a final answer;
-- one lane per **tool**: a block per executed call, coloured by outcome class
-  (SUCCESS, RETRYABLE, PRECONDITION, FATAL, PENDING); a grey crossed block for a call the
-  runtime refused before execution; a dashed outline for a call asked for but never
-  handled; purple for a call after the end;
+- **model** lane: a dot per model turn that asked for tool calls, a diamond for a final
+  answer; the turn numbers above it, as many as fit apart;
+- one lane per **tool**: a mark per executed call whose shape and colour say its outcome
+  class (``class_shape``: SUCCESS a block, RETRYABLE a triangle up, PRECONDITION a block
+  with its top cut, FATAL a triangle down, PENDING a notched block); a grey crossed block
+  for a call the runtime refused before execution; a dashed outline for a call asked for
+  but never handled; purple for a call after the end;
 - **effects** lane: a square where a side effect really happened (the ledger), red
   when that operation key had already been applied (a duplicate);
-- a red dashed line where an invariant broke, and a black line at the end with the
-  terminal state.
+- a red dashed line where an invariant broke, its label in the first row above the lanes
+  where it touches no other, and a black line at the end with the terminal state.
 
-The x axis is event order, not time: agents do many things at the same virtual instant,
-and a retry storm at t=0 would collapse into one pixel. Virtual time is written under
-the axis. Every mark has a ``<title>`` (hover text) with the event's details.
+The columns are event order, not time: agents do many things at the same virtual instant,
+and a retry storm at t=0 would collapse into one pixel. The time axis under them is
+labelled in virtual seconds. Every mark has a ``<title>`` (hover text) with the event's
+details.
 
-A tiny inline script marks the page with the number of timelines the browser actually
-laid out (``data-timelines-drawn`` on ``<html>``), which the project's browser test reads.
+A tiny inline script marks the page with what the browser actually laid out, on ``<html>``:
+``data-timelines-drawn`` (timelines with a non-empty box), ``data-charts``, ``data-axes``
+(time ticks), ``data-labels`` and ``data-label-overlaps`` (pairs of SVG labels whose boxes
+intersect, with ``data-overlap-examples``), which the project's browser test reads.
 """
 
 from __future__ import annotations
