@@ -192,3 +192,29 @@ def test_descriptions_and_first_broken_invariants_reach_every_rendering(tmp_path
     assert "| ❌ fail | `bounded.executions` |" in md and first_line in md
     assert "<td class=broke><code>bounded.executions</code></td>" in html
     assert first_line.replace("'", "&#x27;") in html
+
+
+def test_junit_carries_the_identity_cost_and_coverage(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    from toolchaos.reports import write_reports
+
+    write_reports([sup.timeout_repeat("builtin:naive")], {"agent": "builtin:naive", "agent_version": "9"}, tmp_path,
+                  step_summary=False)
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    suite = {p.get("name"): p.get("value") for p in root.find("testsuite/properties")}  # type: ignore[union-attr]
+    assert suite["agent_version"] == "9" and suite["priced_as"] == PRICED_AS and float(suite["cost_usd"]) > 0
+    case = {p.get("name"): p.get("value") for p in root.find("testsuite/testcase/properties")}  # type: ignore[union-attr]
+    assert case["first_broken"] == "bounded.executions" and case["fault_rules_fired"] == "1/1"
+    assert int(case["tokens_input"]) + int(case["tokens_output"]) == int(case["tokens"])
+
+
+def test_a_failing_scenario_prints_its_fault_coverage() -> None:
+    from toolchaos.certification import render_failure, run_scenario, suite
+
+    scenario = next(s for s in suite() if s.name == "loop-exact-repeat-timeout")
+    text = render_failure(run_scenario(scenario, "builtin:naive"))
+    lines = text.splitlines()
+    at = lines.index("fault coverage:")
+    assert lines[at + 1:at + 3] == ["  fetch_invoice: 40 calls, 40 executed; answered by: timeout x40",
+                                    "  fault rules: 1 of 1 fired; fetch_invoice faults[0] x40"]
