@@ -333,6 +333,9 @@ def render_violations(result: _RunResult, violations: Sequence[_Violation]) -> s
     lines.append(result.summary())
     if result.error:
         lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
+    coverage = getattr(result, "coverage_lines", None)  # a run's record says which faults it met
+    if callable(coverage):
+        lines += ["fault coverage:", *coverage()]
     lines.append(f"trace around event #{first.seq}:" if first.seq is not None else "trace:")
     lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
                  if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))

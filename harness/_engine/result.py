@@ -10,6 +10,7 @@ from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import report_value
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
 from toolchaos.invariants._builtin import check_all, raise_for, with_terminated
+from toolchaos.invariants._coverage import coverage_text, fault_coverage
 
 
 @dataclass
@@ -82,6 +83,10 @@ class RunResult:
         """The run's name as given (``run_id`` without the ``#seed`` the engine appends)."""
         suffix = f"#{self.seed}"
         return self.run_id[:-len(suffix)] if self.run_id.endswith(suffix) else self.run_id
+
+    def coverage_lines(self) -> list[str]:
+        """The run's fault coverage, as a failure prints it: the faults each tool met, the rules that fired."""
+        return coverage_text(fault_coverage(self))
 
     def summary(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in sorted(self.executions.items())) or "none"

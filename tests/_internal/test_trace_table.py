@@ -65,3 +65,16 @@ def test_a_run_is_named_as_given() -> None:
     r = _lost_charge({"customer_id": "c1", "amount": 4.5})
     assert r.run_id == "lost-charge#0" and r.name == "lost-charge"
     assert r.summary().startswith("run lost-charge (seed 0): COMPLETED")
+
+
+def test_a_violation_prints_the_fault_coverage() -> None:
+    import pytest
+    from toolchaos.errors import InvariantViolation
+
+    r = _lost_charge({"customer_id": "c1", "amount": 4.5, "idempotency_key": "k-1"})
+    with pytest.raises(InvariantViolation) as info:
+        r.check(inv.idempotent())
+    lines = str(info.value).splitlines()
+    at = lines.index("fault coverage:")
+    assert lines[at + 1:at + 3] == ["  charge_payment: 2 calls, 2 executed; answered by: ok x1, timeout x1",
+                                    "  fault rules: 1 of 1 fired; charge_payment faults[0] x1"]
