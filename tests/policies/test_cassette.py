@@ -119,3 +119,33 @@ def test_nothing_is_recorded_unless_asked(tmp_path: Path) -> None:
 def test_the_endpoint_shown_has_no_credentials() -> None:
     live = policies.openai_chat("https://user:pw@llm.example.test:8443/v1?key=abc", model="m")
     assert live.endpoint == "https://llm.example.test:8443/v1/chat/completions"  # no user, password or query
+
+
+def test_an_unmodified_sdk_agent_records_and_replays_through_the_wire(tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    import sys
+
+    from toolchaos import wire
+    from toolchaos._internal.model import Decision, ModelView
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "examples"))
+    try:
+        from openai_naive import agent
+    finally:
+        sys.path.pop(0)
+
+    def live(view: ModelView) -> Decision:  # any callable can stand for the real model
+        return Decision.call("fetch_invoice", {"invoice_id": "inv_1"}) if view.step == 1 else Decision.final("42")
+
+    path = tmp_path / "sdk.cassette.json"
+
+    def go(policy: Any, task: str = TASK) -> Any:
+        return wire.run(agent, task=task, tools=[catalogue.get("fetch_invoice")], policy=policy)
+
+    recorded = go(policies.cassette(path, live=live, record=True))
+    replayed = go(policies.cassette(path))
+    assert recorded.answer == replayed.answer == "42"
+    assert recorded.trace.jsonl() == replayed.trace.jsonl()
+    assert [t["request"]["messages"][0]["role"] for t in json.loads(path.read_text())["turns"]] == ["system"] * 2
+    with pytest.raises(CassetteDiverged, match=r"^turn 1: .*first at messages\[1\] \(user\)"):
+        go(policies.cassette(path), task="Get the total of invoice inv_9.")
