@@ -71,6 +71,9 @@ class Chaos:
         result = run(agent if agent is not None else self.agent, task=task, tools=tools, policy=policy,
                      seed=self.seed if seed is None else seed, name=name, artifacts=self.artifacts, **kw)
         self.results.append(result)
+        complete = getattr(policy, "check_complete", None)  # a replayed cassette: every recorded turn was asked
+        if callable(complete):
+            complete()
         expect = list(expect)
         if expect:
             result.check(*expect, terminated=terminated)

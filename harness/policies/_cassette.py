@@ -9,7 +9,9 @@ Nothing is recorded unless asked: without ``record`` the cassette is only read, 
 one is an error that says how to record it. Replaying answers each turn through the recorded
 policy (``policies.recorded`` with the cassette's decisions) after checking that the agent asked
 exactly what it asked when recorded (its messages and the tools it offered); the first request
-that differs fails the run with ``CassetteDiverged``, a diff naming the turn.
+that differs fails the run with ``CassetteDiverged``, a diff naming the turn. A run that stops
+asking before the recording's last turn diverges too (``check_complete``, which ``Chaos.run``
+calls after the run).
 
 What a cassette holds (JSON, ``"format": "toolchaos.cassette"``, ``"version": 1``): the model
 and the endpoint (its scheme, host and path: no credentials, no query), and per turn the
@@ -169,6 +171,7 @@ class Cassette:
         self.shown = _shown(self.path)
         self.turns: list[dict[str, Any]] = [] if record else self._load()
         self._replay: Any = None
+        self.asked = 0  # the turns the replayed run has asked so far
 
     def _load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -214,7 +217,7 @@ class Cassette:
 
         if view.step == 1 or self._replay is None:
             self._replay = Recorded(self.path, turns=[_as_decision(t["answer"]) for t in self.turns])
-        n = view.step
+        n = self.asked = view.step
         now = _request(view)
         if n > len(self.turns):
             raise CassetteDiverged(f"turn {n}: the agent asked the model once more than when {self.shown} was "
@@ -225,6 +228,16 @@ class Cassette:
                                    f"({_first_difference(was, now)})\n" + _diff(was, now) + _again(), turn=n)
         decision: Decision = self._replay.decide(view)
         return decision
+
+
+    def check_complete(self) -> None:
+        """After a replayed run: the agent asked every turn it asked when recorded (a run that stops
+        asking early diverges too; ``Chaos.run`` checks it)."""
+        if self.record or self.asked >= len(self.turns):
+            return
+        n = self.asked + 1
+        raise CassetteDiverged(f"turn {n}: the agent stopped after {self.asked} model turns; {self.shown} recorded "
+                               f"{len(self.turns)}\n" + _diff(self.turns[n - 1]["request"], {}) + _again(), turn=n)
 
 
 def _shown(path: Path) -> str:

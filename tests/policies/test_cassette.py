@@ -149,3 +149,17 @@ def test_an_unmodified_sdk_agent_records_and_replays_through_the_wire(tmp_path: 
     assert [t["request"]["messages"][0]["role"] for t in json.loads(path.read_text())["turns"]] == ["system"] * 2
     with pytest.raises(CassetteDiverged, match=r"^turn 1: .*first at messages\[1\] \(user\)"):
         go(policies.cassette(path), task="Get the total of invoice inv_9.")
+
+
+def test_a_run_that_stops_asking_early_diverges(tmp_path: Path) -> None:
+    from toolchaos import Chaos
+
+    path = tmp_path / "c.cassette.json"
+    _record(path, agent="builtin:naive")
+    chaos = Chaos(agent="builtin:guarded")  # stops at the permission error without asking the model again
+    tools = [catalogue.get("fetch_invoice", faults="fatal")]
+    with pytest.raises(CassetteDiverged, match=r"^turn 2: the agent stopped after 1 model turns; .*recorded 2"):
+        chaos.run(task=TASK, tools=tools, policy=policies.cassette(path))
+    done = policies.cassette(path)
+    chaos.run(task=TASK, tools=[catalogue.get("fetch_invoice")], policy=done)  # every turn asked: no complaint
+    done.check_complete()
