@@ -146,7 +146,7 @@ def _event_title(ev: Mapping[str, Any]) -> str:
     if len(args) > 160:
         args = args[:159] + "…"
     if kind == "tool":
-        eff = f" effects={ev['effects']}" if ev.get("effects") is not None else ""
+        eff = f" (side effects of {ev['tool']} so far: {ev['effects']})" if ev.get("effects") is not None else ""
         ra = f" retry_after={ev['retry_after']:g}s" if ev.get("retry_after") else ""
         return f"{head} {ev['tool']}{args} -> {ev.get('class')}/{ev.get('code')}{ra}{eff}"
     if kind == "refusal":
