@@ -96,7 +96,7 @@ svg.timeline{width:100%;height:auto}.timeline-box{width:100%}
 .cost-row{display:flex;flex-wrap:wrap;gap:8px 20px;align-items:flex-start}.cost-row p{flex:1;min-width:280px}
 .charts{display:flex;flex-wrap:wrap;gap:12px 32px}.charts figure{margin:0}
 .charts figcaption{font-weight:600;margin-bottom:4px}
-td.desc{color:var(--muted);font-size:.9em;min-width:220px}p.description{font-style:italic}
+td.sid{min-width:240px}td.sid .desc{color:var(--muted);font-size:.85em}table.index{font-size:13px}p.description{font-style:italic}
 .baseline{border:2px solid var(--line);border-radius:8px;padding:8px 16px;margin-bottom:16px}
 .baseline.regressed{border-color:var(--bad)}
 """
@@ -506,21 +506,22 @@ def _summary(report: Mapping[str, Any]) -> str:
 
 
 def _index(report: Mapping[str, Any]) -> str:
-    out = ["<h2>Scenarios</h2>", "<table class=\"index\"><tr><th>Verdict</th><th>Scenario</th><th>Category</th>"
+    out = ["<h2>Scenarios</h2>", "<div class=\"scroll\"><table class=\"index\"><tr><th>Verdict</th>"
+           "<th>Scenario (description)</th><th>Category</th>"
            "<th>Severity</th><th>First broken</th><th>End state</th><th>Executions</th><th>Side effects</th>"
-           "<th>Tokens</th><th>Cost</th><th>Waste</th><th>Description</th></tr>"]
+           "<th>Tokens</th><th>Cost</th><th>Waste</th></tr>"]
     for s in _ordered(report["scenarios"]):
         f = s["figures"]
         grade = s.get("grade")
         broke = f"<code>{e(s['first_broken'])}</code>" if s.get("first_broken") else ""
         out.append(f"<tr><td><span class=\"badge {e(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
-                   f"<td><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a></td><td>{e(s['category'])}</td>"
+                   f"<td class=sid><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a>"
+                   f"<div class=desc>{e(short(s.get('description')))}</div></td><td>{e(s['category'])}</td>"
                    f"<td>{e(s['severity'])}</td><td class=broke>{broke}</td><td>{e(s['terminal_state'])}</td>"
                    f"<td class=n>{f['executions']}</td><td class=n>{f['side_effects']}</td>"
                    f"<td class=n>{f['tokens']:,}</td><td class=n>{e(usd(s['cost']['usd']))}</td>"
-                   f"<td>{e(grade['level']) if grade else ''}</td><td class=desc>{e(short(s.get('description')))}</td>"
-                   "</tr>")
-    out.append("</table>")
+                   f"<td>{e(grade['level']) if grade else ''}</td></tr>")
+    out.append("</table></div>")
     return "\n".join(out)
 
 
