@@ -96,7 +96,8 @@ svg.timeline{width:100%;height:auto}.timeline-box{width:100%}
 .cost-row{display:flex;flex-wrap:wrap;gap:8px 20px;align-items:flex-start}.cost-row p{flex:1;min-width:280px}
 .charts{display:flex;flex-wrap:wrap;gap:12px 32px}.charts figure{margin:0}
 .charts figcaption{font-weight:600;margin-bottom:4px}
-td.sid{min-width:240px}td.sid .desc{color:var(--muted);font-size:.85em}table.index{font-size:13px}p.description{font-style:italic}
+td.sid{min-width:240px}td.sid .desc{color:var(--muted);font-size:.85em}table.index{font-size:13px}
+p.description{font-style:italic}
 .baseline{border:2px solid var(--line);border-radius:8px;padding:8px 16px;margin-bottom:16px}
 .baseline.regressed{border-color:var(--bad)}
 """
