@@ -297,3 +297,15 @@ def test_retries_of_a_timeout_are_bounded_and_named() -> None:
     r.check(inv.bounded(executions=3), inv.terminal_state("STOPPED_LOOP_GUARD"), inv.stop_report())
     assert r.stop_report and r.stop_report["guard"] == "retries_spent"
     assert timedelta(seconds=r.trace.of_kind("end")[0]["t"]) >= timedelta(seconds=90)
+
+
+def test_the_ledger_lives_in_a_sqlite_store_too(tmp_path) -> None:  # a real restart: values must be JSON
+    from toolchaos import SqliteStore
+
+    email = {"to": "ana@example.com", "subject": "Order 7", "body": "On its way."}
+    runs = [run("builtin:production", task="Send it", tools=[catalogue.get("send_email")],
+                store=SqliteStore(tmp_path / "store.db"),
+                policy=policies.scripted([{"call": "send_email", "args": email}, {"final": "sent"}]))
+            for _ in range(2)]
+    assert [len(r.trace.of_kind("tool")) for r in runs] == [1, 0]
+    assert runs[1].trace.of_kind("refusal")[0]["guard"] == "idempotency.ledger"
