@@ -309,3 +309,16 @@ def test_the_ledger_lives_in_a_sqlite_store_too(tmp_path) -> None:  # a real res
             for _ in range(2)]
     assert [len(r.trace.of_kind("tool")) for r in runs] == [1, 0]
     assert runs[1].trace.of_kind("refusal")[0]["guard"] == "idempotency.ledger"
+
+
+def test_an_input_error_the_model_fixes_completes_one_it_gives_up_on_goes_to_a_person() -> None:
+    fixed = run("builtin:production", task="Get the invoice", tools=[catalogue.get("fetch_invoice")],
+                policy=policies.scripted([{"call": "fetch_invoice", "args": {"invoice": "i1"}},
+                                          {"call": "fetch_invoice", "args": {"invoice_id": "i1"}},
+                                          {"final": "42 EUR"}]))
+    fixed.check(inv.terminal_state("COMPLETED"), inv.no_unchanged_resend())
+    gave_up = run("builtin:production", task="Get the invoice", tools=[catalogue.get("fetch_invoice")],
+                  policy=policies.scripted([{"call": "fetch_invoice", "args": {"invoice": "i1"}},
+                                            {"final": "I could not get it."}]))
+    gave_up.check(inv.terminal_state("NEEDS_HUMAN"), inv.stop_report(fields=["guard", "unmet_precondition"]))
+    assert gave_up.stop_report and "invoice_id" in gave_up.stop_report["unmet_precondition"]

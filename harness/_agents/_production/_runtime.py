@@ -302,8 +302,8 @@ class Production:
             guard, reason = self.refusals[-1]
             return self.stopped(Stop("STOPPED_LOOP_GUARD", guard, reason, "a call that brings new information",
                                      "the tools' answers change", "a different approach"), answer)
-        for open_error in self.open_errors.values():
-            return self.stopped(self._open_stop(open_error), answer)
+        if self.open_errors:  # the first error the model never got past says why the task is not done
+            return self.stopped(self._open_stop(next(iter(self.open_errors.values()))), answer)
         return AgentResult("COMPLETED", answer=answer)
 
     def _open_stop(self, err: Open) -> Stop:
