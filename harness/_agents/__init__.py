@@ -18,6 +18,7 @@ from toolchaos._agents._kinds import (
     recognise,
     split,
 )
+from toolchaos._agents._production import production
 from toolchaos._agents.breaker import breaker
 from toolchaos._agents.doomloop import doomloop
 from toolchaos._agents.gemini import gemini
@@ -27,7 +28,8 @@ from toolchaos._agents.naive import naive
 from toolchaos.errors import AgentRefError, did_you_mean
 
 BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded, "loopguard": loopguard,
-                                          "doomloop": doomloop, "gemini": gemini, "breaker": breaker}
+                                          "doomloop": doomloop, "gemini": gemini, "breaker": breaker,
+                                          "production": production}
 
 
 def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:
