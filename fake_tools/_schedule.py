@@ -17,7 +17,7 @@ from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, as_fault
 
 RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")
-FIRED = "fired_rules"  # the tool state's record of the rules (by index) that answered a call  # what a rule mapping may hold
+FIRED = "fired_rules"  # the tool state's record: rule index -> how many calls it answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,8 @@ class FaultSchedule:
                 if rng is None:
                     rng = rngs[i] = random.Random(f"{seed}:{call.tool}:{i}")
             if rule.matches(call, rng):
-                call.state.setdefault(FIRED, set()).add(i)  # so a rule that never fires can be named
+                hits = call.state.setdefault(FIRED, {})  # so a rule that never fires can be named, and coverage counted
+                hits[i] = hits.get(i, 0) + 1
                 return rule.outcome
         return self.default
 

@@ -25,7 +25,7 @@ class Chaos:
 
     def __init__(self, *, agent: Any = "builtin:guarded", seed: int = 0, artifacts: str | Path | None = None,
                  name: str = "run", budgets: Budgets | dict[str, Any] | None = None,
-                 ceiling: Ceiling | None = None) -> None:
+                 ceiling: Ceiling | None = None, record: bool = False, cassettes: str | Path | None = None) -> None:
         resolve_agent(agent)  # fail now, with the reference in the message, not at the first run
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise TypeError(f"seed must be an integer, got {seed!r}")
@@ -37,7 +37,20 @@ class Chaos:
         self.name = name
         self.budgets = budgets
         self.ceiling = ceiling
+        if not isinstance(record, bool):
+            raise TypeError(f"record must be true or false, got {record!r}")
+        self.record = record  # pytest --chaos-record: cassettes are recorded from their live model
+        self.cassettes = Path(cassettes) if cassettes is not None else Path("cassettes")
         self.results: list[RunResult] = []
+
+    def cassette(self, live: Any = None, *, name: str | None = None) -> policies.Policy:
+        """The cassette policy of this test: ``cassettes/<name>.cassette.json`` beside the test.
+
+        Recorded from ``live`` (e.g. ``policies.openai_chat(...)``) when the session records
+        (``pytest --chaos --chaos-record``, ``Chaos(record=True)``), replayed otherwise.
+        """
+        path = self.cassettes / f"{name or self.name}.cassette.json"
+        return policies.cassette(path, live=live, record=self.record and live is not None)
 
     def tool(self, name: str, faults: Any = None, **kw: Any) -> FakeTool:
         """A catalogue tool with a fault schedule."""
@@ -58,6 +71,9 @@ class Chaos:
         result = run(agent if agent is not None else self.agent, task=task, tools=tools, policy=policy,
                      seed=self.seed if seed is None else seed, name=name, artifacts=self.artifacts, **kw)
         self.results.append(result)
+        complete = getattr(policy, "check_complete", None)  # a replayed cassette: every recorded turn was asked
+        if callable(complete):
+            complete()
         expect = list(expect)
         if expect:
             result.check(*expect, terminated=terminated)

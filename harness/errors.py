@@ -20,10 +20,12 @@ catches what it always did)::
         │   ├── ApiFaultError [ValueError]      a model-API fault or schedule
         │   ├── PatchError [ValueError]         a ``patch`` target
         │   ├── FuzzSpecError [ValueError]      a ``fuzz:`` block (``field`` is its dotted path)
+        │   ├── CassetteError [ValueError]      a cassette to replay: missing (record it first), unreadable
         │   └── CommandError                    a ``toolchaos`` command's usage (exit ``code``)
         ├── AgentFailure [AssertionError]   the agent under test broke what must hold
         │   ├── InvariantViolation              ``result``, ``violations``
         │   ├── FuzzFailed                      ``report``
+        │   ├── CassetteDiverged                ``turn``: a replayed request differs from the recorded one
         │   └── ScenarioFailed                  ``verdict``
         ├── RunClosed [RuntimeError]        a tool or the model was called after its run ended
         ├── ToolError                       a fault delivered as an exception (``outcome``, ``code``, ...)
@@ -302,6 +304,18 @@ class AgentFailure(ToolchaosError, AssertionError):
     """The agent under test broke what must hold (an ``AssertionError``, so pytest reports a failure)."""
 
 
+class CassetteDiverged(AgentFailure):
+    """A replayed run's model request differs from the one the cassette recorded; the message holds the diff."""
+
+    def __init__(self, message: str, *, turn: int) -> None:
+        super().__init__(message)
+        self.turn = turn
+
+
+class CassetteError(UserError, ValueError):
+    """A cassette that cannot be used: missing (record it first), unreadable, or not a cassette."""
+
+
 class InvariantViolation(AgentFailure):
     """One or more invariants broke. ``violations`` lists them; the message shows the trace."""
 
@@ -319,6 +333,9 @@ def render_violations(result: _RunResult, violations: Sequence[_Violation]) -> s
     lines.append(result.summary())
     if result.error:
         lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
+    coverage = getattr(result, "coverage_lines", None)  # a run's record says which faults it met
+    if callable(coverage):
+        lines += ["fault coverage:", *coverage()]
     lines.append(f"trace around event #{first.seq}:" if first.seq is not None else "trace:")
     lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
                  if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))
@@ -451,7 +468,8 @@ class UnmatchedRequest(HarnessStop):
 
 
 __all__ = [
-    "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
+    "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CassetteDiverged", "CassetteError",
+    "CommandError", "DefinitionError", "FuzzFailed",
     "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
     "LogFormatError", "NetworkBlocked", "PatchError", "PolicyCrashed", "PolicyError", "ReportError", "RunClosed",
     "ScenarioError", "ScenarioFailed", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",

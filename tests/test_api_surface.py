@@ -37,13 +37,14 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "toolchaos.invariants": [
         "FinishedRun", "INVARIANTS", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
-        "completed", "faults_fired", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal",
-        "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
+        "completed", "coverage_text", "fault_coverage", "faults_fired", "goal", "idempotent", "max_side_effects",
+        "no_execution_after_refusal", "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state",
+        "terminated", "world_state",
     ],
     "toolchaos.policies": [
-        "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "explore",
-        "ignores_refusals", "jitter", "obedient", "paginate", "paraphrase", "poll_until", "recorded", "scripted",
-        "stubborn",
+        "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "cassette", "explore",
+        "ignores_refusals", "jitter", "obedient", "openai_chat", "paginate", "paraphrase", "poll_until", "recorded",
+        "scripted", "stubborn",
     ],
     "toolchaos.strategies": [
         "ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",
@@ -78,10 +79,11 @@ PUBLIC: dict[str, list[str]] = {
         "run_scenario", "suite", "suite_files", "suite_root",
     ],
     "toolchaos.reports": [
-        "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "ReportError", "RunMeta", "SCHEMA", "SCHEMA_VERSION",
-        "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "could_not_call",
-        "exit_code", "finish_command", "level_reached", "read_report", "scenario_entry", "verdict_status",
-        "write_entries", "write_reports",
+        "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "PRICED_AS", "PRICES", "PRICES_DATED", "PriceTable", "ReportError",
+        "RunMeta", "SCHEMA", "SCHEMA_VERSION", "add_report_arguments", "append_step_summary", "build_report",
+        "certified", "check_level", "could_not_call", "diff_lines", "diff_reports", "exit_code", "finish_command",
+        "git_commit", "level_reached", "load_report", "price_table", "read_report", "scenario_entry",
+        "verdict_status", "write_entries", "write_reports",
     ],
     "toolchaos.adapters": [
         "FRAMEWORKS", "agent_under_test", "ending", "require",
@@ -93,7 +95,8 @@ PUBLIC: dict[str, list[str]] = {
         "Row", "main", "markdown", "matrix", "run_cell", "stopped_by",
     ],
     "toolchaos.errors": [
-        "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CommandError", "DefinitionError", "FuzzFailed",
+        "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CassetteDiverged", "CassetteError",
+        "CommandError", "DefinitionError", "FuzzFailed",
         "FuzzSpecError", "HardCeiling", "HarnessStop", "InvariantError", "InvariantViolation", "LeftoverStopped",
         "LogFormatError", "NetworkBlocked", "PatchError", "PolicyCrashed", "PolicyError", "ReportError", "RunClosed",
         "ScenarioError", "ScenarioFailed", "ToolConnectionReset", "ToolError", "ToolInvalidArgument", "ToolNotFound",

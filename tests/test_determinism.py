@@ -12,7 +12,7 @@ SCRIPT = textwrap.dedent("""
     from toolchaos import run, policies
     tools = [catalogue.get("search", faults=[{"probability": 0.4, "outcome": "timeout"}]),
              catalogue.get("charge_payment", faults=[{"call": 1, "outcome": {"timeout": {"applied": True}}}])]
-    for agent in ("builtin:naive", "builtin:guarded"):
+    for agent in ("builtin:naive", "builtin:guarded", "builtin:production"):  # production: its seeded jitter
         for seed in (1, 2):
             r = run(agent, task="t", tools=tools, seed=seed, name=agent.split(":")[1],
                     policy=policies.paraphrase("search", {"query": "refund policy"}, max_turns=12))

@@ -30,10 +30,10 @@ BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ToolchaosError": (Exception,), "UserError": (ToolchaosError,),
     **{n: (UserError, ValueError) for n in ("ScenarioError", "DefinitionError", "PolicyError", "InvariantError",
                                             "AgentRefError", "LogFormatError", "ReportError", "ApiFaultError",
-                                            "PatchError", "FuzzSpecError")},
+                                            "PatchError", "FuzzSpecError", "CassetteError")},
     "CommandError": (UserError,), "AgentCallError": (errors.AgentRefError,),
     "AgentFailure": (ToolchaosError, AssertionError),
-    **{n: (AgentFailure,) for n in ("InvariantViolation", "FuzzFailed", "ScenarioFailed")},
+    **{n: (AgentFailure,) for n in ("InvariantViolation", "FuzzFailed", "ScenarioFailed", "CassetteDiverged")},
     "RunClosed": (ToolchaosError, RuntimeError),
     "ToolError": (ToolchaosError,), "ToolTimeout": (ToolError, TimeoutError),
     "ToolConnectionReset": (ToolError, ConnectionResetError), "ToolPermissionDenied": (ToolError, PermissionError),
@@ -171,6 +171,7 @@ USER_ERRORS: dict[type[UserError], Callable[[], UserError]] = {
     errors.PatchError: lambda: errors.PatchError("patch target 'x': expected 'package.module:attribute'"),
     errors.FuzzSpecError: lambda: errors.FuzzSpecError("fuzz.kinds[0]", "unknown fault kind"),
     errors.CommandError: lambda: errors.CommandError("--top must be at least 0"),
+    errors.CassetteError: lambda: errors.CassetteError("no cassette at c.cassette.json: record it first"),
 }
 
 

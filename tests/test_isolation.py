@@ -412,3 +412,23 @@ def test_profilers_and_tracers_still_work_after_runs(tmp_path):
     script.write_text(PROFILED)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "profiled 499500", out.stderr[-2000:]
+
+
+def test_a_recording_opens_the_network_to_its_own_thread_only() -> None:
+    import threading
+
+    from toolchaos._internal import isolation
+
+    mark = isolation.begin()
+    try:
+        assert isolation._guarded()
+        seen: list[bool] = []
+        with isolation.allow_network():
+            assert not isolation._guarded()  # the live model's call, asked for by --chaos-record
+            worker = threading.Thread(target=lambda: seen.append(isolation._guarded()))
+            worker.start()
+            worker.join()
+        assert seen == [True]  # another thread of the run stays behind the guard
+        assert isolation._guarded()
+    finally:
+        isolation.end(mark)

@@ -22,6 +22,7 @@ from toolchaos._agents._presets import PRESETS, Endpoints, Launch, Preset, commo
 from toolchaos._agents._process import PROCESS, TASK_MODES, ProcessAgent, is_process_ref
 from toolchaos._agents._process import from_data as process_agent
 from toolchaos._agents._process import from_ref as process_ref
+from toolchaos._agents._production import production
 from toolchaos._agents.breaker import breaker
 from toolchaos._agents.doomloop import doomloop
 from toolchaos._agents.gemini import gemini
@@ -31,7 +32,8 @@ from toolchaos._agents.naive import naive
 from toolchaos.errors import AgentRefError, did_you_mean
 
 BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded, "loopguard": loopguard,
-                                          "doomloop": doomloop, "gemini": gemini, "breaker": breaker}
+                                          "doomloop": doomloop, "gemini": gemini, "breaker": breaker,
+                                          "production": production}
 
 
 def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:

@@ -10,6 +10,7 @@ from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import report_value
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
 from toolchaos.invariants._builtin import check_all, raise_for, with_terminated
+from toolchaos.invariants._coverage import coverage_text, fault_coverage
 
 
 @dataclass
@@ -31,6 +32,7 @@ class RunResult:
     tools: dict[str, FakeTool] = field(default_factory=dict)
     world: World = field(default_factory=World)  # the collections the tools wrote, as the run left them
     rules_fired: dict[str, tuple[int, ...]] = field(default_factory=dict)  # per tool, the fault rules that fired
+    rule_hits: dict[str, dict[int, int]] = field(default_factory=dict)  # per tool, rule index -> calls it answered
 
     @property
     def failed_to_run(self) -> bool:
@@ -76,9 +78,19 @@ class RunResult:
         raise_for(self, check_all(self, with_terminated(invariants) if terminated else invariants))
         return self
 
+    @property
+    def name(self) -> str:
+        """The run's name as given (``run_id`` without the ``#seed`` the engine appends)."""
+        suffix = f"#{self.seed}"
+        return self.run_id[:-len(suffix)] if self.run_id.endswith(suffix) else self.run_id
+
+    def coverage_lines(self) -> list[str]:
+        """The run's fault coverage, as a failure prints it: the faults each tool met, the rules that fired."""
+        return coverage_text(fault_coverage(self))
+
     def summary(self) -> str:
         ex = ", ".join(f"{k}={v}" for k, v in sorted(self.executions.items())) or "none"
-        return (f"run {self.run_id}: {self.terminal_state}"
+        return (f"run {self.name} (seed {self.seed}): {self.terminal_state}"
                 f"{f' (guard: {self.guard})' if self.guard else ''}; executions: {ex}; "
                 f"model turns: {self.turns}; effects: {self.ledger.applied()}; "
                 f"virtual time: {self.virtual_seconds:g}s")

@@ -227,7 +227,7 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
     toolset = r.toolset
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),
                      toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools),
-                     toolset.world, toolset.rules_fired())
+                     toolset.world, toolset.rules_fired(), toolset.rule_hits())
 
 
 # --- the run in a child process (toolchaos._engine.isolated) ------------------------------

@@ -23,10 +23,11 @@ router (``toolchaos.wire``); this guard is the floor under everything else (raw 
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from toolchaos._internal import watchdog as _watchdog
@@ -44,6 +45,7 @@ _installed = False
 _install_lock = threading.Lock()
 _depth = 0  # > 0 while a run is active
 _attempts: list[str] = []  # refused attempts of the active run (any thread)
+_open = threading.local()  # .on: this thread may reach the network during a run (a cassette being recorded)
 _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 
 
@@ -110,27 +112,43 @@ def _bound_timeout(sock: socket.socket) -> None:
         sock.settimeout(bound)
 
 
+def _guarded() -> bool:
+    return _depth > 0 and not getattr(_open, "on", False)
+
+
+@contextlib.contextmanager
+def allow_network() -> Iterator[None]:
+    """Let this thread reach the network during a run: a recording's call to the real model, asked for by
+    the user (``--chaos-record``); everything else in the run stays behind the guard."""
+    before = getattr(_open, "on", False)
+    _open.on = True
+    try:
+        yield
+    finally:
+        _open.on = before
+
+
 def _connect(self: socket.socket, address: Any) -> None:
-    if _depth:
+    if _guarded():
         _guard(self, address)
     _real_connect(self, address)
 
 
 def _connect_ex(self: socket.socket, address: Any) -> int:
-    if _depth:
+    if _guarded():
         _guard(self, address)
     return int(_real_connect_ex(self, address))
 
 
 def _create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-    if _depth and isinstance(address, tuple) and address and not _local_host(address[0]):
+    if _guarded() and isinstance(address, tuple) and address and not _local_host(address[0]):
         raise _refuse(_describe(address))
     sock: socket.socket = _real_create_connection(address, *args, **kwargs)
     return sock
 
 
 def _getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-    if _depth and not _local_host(host) and not _numeric(host) and host != _own_name():
+    if _guarded() and not _local_host(host) and not _numeric(host) and host != _own_name():
         port = args[0] if args else kwargs.get("port")
         raise _refuse(f"DNS lookup of {host!s}" + (f" (port {port})" if port is not None else ""))
     return _real_getaddrinfo(host, *args, **kwargs)

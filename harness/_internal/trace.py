@@ -8,12 +8,18 @@ byte-identical files in any process.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from toolchaos._internal.events import Event, ModelEvent, ToolEvent
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+ARGS_WIDTH = 96  # a table's arguments column: whole up to here, then the key fields whole and the rest shortened
+KEY_FIELD = re.compile(r"(^|_)(ids?|keys?|amount|amounts|total|price|quantity|currency|account|to|email)$|idempot",
+                       re.IGNORECASE)
+_SHORT = 12  # what is left of a value that is not a key field, when the arguments do not fit
 
 
 class Trace:
@@ -57,8 +63,13 @@ class Trace:
         t.path = Path(path)
         return t
 
-    def table(self, around: int | None = None, radius: int = 6, width: int = 48) -> str:
-        """A readable table of events; ``around`` centres it on one event's ``seq``."""
+    def table(self, around: int | None = None, radius: int = 6, width: int = ARGS_WIDTH) -> str:
+        """A readable table of events; ``around`` centres it on one event's ``seq``.
+
+        Arguments are shown whole up to ``width`` characters, and beyond it the key fields (amounts,
+        ids, idempotency and other keys) stay whole while the rest is shortened; the effects column
+        says what each event applied (``+1``) and, after it, the tool's total so far.
+        """
         events = self.events
         if around is not None:
             idx = next((i for i, e in enumerate(events) if e.get("seq") == around), len(events) - 1)
@@ -68,7 +79,7 @@ class Trace:
             tail = [] if hi == len(events) else [f"  ... {len(events) - hi} later events"]
         else:
             rows, marked, head, tail = events, None, [], []
-        return "\n".join(head + render_rows(rows, marked, width) + tail)
+        return "\n".join(head + render_rows(rows, marked, width, applied=_applied(events)) + tail)
 
 
 _COLS = ("seq", "step", "t", "kind", "tool", "args", "outcome", "exec", "effects")
@@ -84,13 +95,42 @@ def _tool_cell(e: Event, width: int) -> str:
     return str(e.get("tool", ""))
 
 
+
+
+def is_key_field(name: str) -> bool:
+    """An argument a reader must see whole: an amount, an id, an idempotency or other key, a recipient."""
+    return bool(KEY_FIELD.search(name))
+
+
+def args_text(args: Mapping[str, object], width: int = ARGS_WIDTH) -> str:
+    """A call's arguments as compact JSON: whole when they fit, else the key fields whole and first."""
+    whole = _encode(args)
+    if len(whole) <= width or not isinstance(args, Mapping):
+        return whole
+    keys = {k: v for k, v in args.items() if is_key_field(str(k))}
+    rest = {k: _shortened(v) for k, v in args.items() if k not in keys}
+    text = _encode({**keys, **rest})
+    if len(text) <= width or not keys:
+        return _clip(text, max(width, len(_encode(keys)) + 2))
+    return _encode(keys)[:-1] + (",…}" if rest else "}")  # every key field whole, the rest left out
+
+
+def _shortened(value: object) -> object:
+    if isinstance(value, str) and len(value) > _SHORT:
+        return value[:_SHORT - 1] + "…"
+    if isinstance(value, (dict, list)) and len(_encode(value)) > _SHORT:
+        return "…"
+    return value
+
+
 def _args_cell(e: Event, width: int) -> str:
     if e["kind"] == "model":
         text = e["final"]
         return _clip(json.dumps(text) if text is not None else f"{len(e['calls'])} call(s)", width)
     if e["kind"] == "end":
         return _clip(str(e["reason"] or e["error"] or ""), width)
-    return _clip(_encode(e.get("args", {})), width)
+    args = e.get("args", {})
+    return args_text(args, width) if isinstance(args, Mapping) else _clip(_encode(args), width)
 
 
 def _outcome_cell(e: Event, width: int) -> str:
@@ -112,18 +152,30 @@ def _exec_cell(e: Event, width: int) -> str:
     return _EXEC.get(e["kind"], "")
 
 
-def _effects_cell(e: Event, width: int) -> str:
-    v = e.get("effects")
-    return "" if v is None else str(v)
+def _applied(events: Iterable[Event]) -> dict[int, int]:
+    """seq -> the side effects that event applied (the trace's ``effects`` is the tool's running total)."""
+    last: dict[str, int] = {}
+    out: dict[int, int] = {}
+    for e in events:
+        if e["kind"] == "tool" and e["effects"] is not None:
+            total, tool = e["effects"], e["tool"]
+            out[e["seq"]] = total - last.get(tool, 0)
+            last[tool] = total
+    return out
 
 
 # A function per column that is not the event's own value (seq, step, kind are).
 _CELLS: dict[str, Callable[[Event, int], str]] = {"t": _t_cell, "tool": _tool_cell, "args": _args_cell,
-                                                  "outcome": _outcome_cell, "exec": _exec_cell,
-                                                  "effects": _effects_cell}
+                                                  "outcome": _outcome_cell, "exec": _exec_cell}
 
 
-def _cell(e: Event, col: str, width: int) -> str:
+def _cell(e: Event, col: str, width: int, applied: Mapping[int, int] | None) -> str:
+    if col == "effects":  # what this event applied, then the tool's total
+        total = e.get("effects")
+        if total is None:
+            return ""
+        new = applied.get(e["seq"]) if applied is not None else None
+        return str(total) if new is None else f"+{new} ({total})"
     cell = _CELLS.get(col)
     return cell(e, width) if cell is not None else str(e.get(col, ""))
 
@@ -132,8 +184,12 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render_rows(rows: Iterable[Event], marked: int | None = None, width: int = 48) -> list[str]:
-    table = [list(_COLS)] + [[_cell(e, c, width) for c in _COLS] for e in rows]
+def render_rows(rows: Iterable[Event], marked: int | None = None, width: int = ARGS_WIDTH,
+                applied: Mapping[int, int] | None = None) -> list[str]:
+    """The table's lines; ``applied`` (seq -> effects applied by that event) makes the effects column per event."""
+    rows = list(rows)
+    applied = _applied(rows) if applied is None else applied
+    table = [list(_COLS)] + [[_cell(e, c, width, applied) for c in _COLS] for e in rows]
     marks = ["  "] + [">>" if e.get("seq") == marked else "  " for e in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(_COLS))]
     return [m + " " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for m, r in zip(marks, table)]

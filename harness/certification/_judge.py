@@ -23,6 +23,7 @@ from toolchaos.errors import trace_file_line
 from toolchaos.fake_tools import EffectLedger
 from toolchaos.invariants import _builtin as _invariants
 from toolchaos.invariants._builtin import Violation
+from toolchaos.invariants._coverage import coverage_text, fault_coverage
 from toolchaos.scenario import Expectation, Scenario
 
 
@@ -81,7 +82,17 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
         usage=[*first.usage, *second.usage], harness_stop=first.harness_stop or second.harness_stop,
         error=first.error or second.error, virtual_seconds=first.virtual_seconds + second.virtual_seconds,
         tools={**first.tools, **second.tools}, world=second.world,
-        rules_fired={**first.rules_fired, **second.rules_fired})
+        rules_fired={**first.rules_fired, **second.rules_fired}, rule_hits=_hits(first, second))
+
+
+def _hits(first: RunResult, second: RunResult) -> dict[str, dict[int, int]]:
+    """The calls each fault rule answered over both runs (a restarted run's tools start their counts afresh)."""
+    out = {tool: dict(hits) for tool, hits in first.rule_hits.items()}
+    for tool, hits in second.rule_hits.items():
+        mine = out.setdefault(tool, {})
+        for i, n in hits.items():
+            mine[i] = mine.get(i, 0) + n
+    return {tool: dict(sorted(h.items())) for tool, h in out.items()}
 
 
 def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str) -> Verdict:
@@ -141,6 +152,8 @@ def render_failure(verdict: Verdict) -> str:
     if result.error:
         lines.append(f"agent error: {result.error.strip().splitlines()[-1]}")
     lines += _process_lines(result)
+    lines.append("fault coverage:")  # what the run really met: a rule that never fired tested nothing
+    lines += coverage_text(fault_coverage(result))
     if first.seq is not None:
         lines.append(f"trace around event #{first.seq}:")
         lines.append(result.trace.table(around=first.seq, radius=6))

@@ -101,17 +101,21 @@ class Matrix:
             "variants (columns): `naive` is the plain loop with no guard; `-FLAG` is `builtin:guarded` "
             "with that one guard switched off (`GuardedAgent(FLAG=False)`); `eager` stops on any second "
             "identical call; " + "; ".join(f"`{name}` is {what}" for name, what in PORTS.items())
-            + " (ports of published designs, docs/independent-runtimes.md). A cell names the first invariant "
-            "the variant broke; `ok` means every expectation held, `ok, low` or `ok, high` that it held with "
-            "that waste beyond the scenario's useful work (docs/report-schema.md, a grade).",
+            + " (independent runtimes written from the documents alone, docs/independent-runtimes.md). "
+            "A cell names the first invariant the variant broke; `ok` means every expectation held, "
+            "`ok, low` or `ok, high` that it held with that waste beyond the scenario's useful work "
+            "(docs/report-schema.md, a grade).",
             "",
             "What makes the suite trustworthy (checked by `tests/certification/test_certification.py`): "
             "`guarded` passes everything; `naive` fails every loop, error-class, side-effect and budget scenario; every "
             "ablation fails at least one scenario or wastes more than `guarded` in one; `eager` fails every "
             "legitimate-repetition scenario; " + ", ".join(f"`{p}`" for p in SOUND_PORTS)
-            + " (a sound design) passes every loop scenario; every scenario fails for at least one variant. "
+            + (" (sound designs) pass" if len(SOUND_PORTS) > 1 else " (a sound design) passes")
+            + " every loop scenario; every scenario fails for at least one variant. "
             "Each port's verdicts, with the reason for each failure, are checked by "
-            "`tests/certification/test_independent_runtimes.py`.",
+            "`tests/certification/test_independent_runtimes.py`. An ablation counts as caught when it fails a "
+            "scenario or wastes more than `guarded` in one; why `-detect_cycles` is caught by waste alone, and "
+            "why that was kept, is in docs/independent-runtimes.md (\"Cycle detection: caught by waste alone\").",
             "",
             "| " + " | ".join(head) + " |",
             "|" + "|".join(["---"] * len(head)) + "|",

@@ -3,8 +3,9 @@
 ``GuardedAgent(FLAG=False)`` is the reference runtime with one guard switched off (an
 ablation); ``naive`` has no guard at all; ``eager`` stops on any second identical call.
 ``PORTS`` are published guard designs ported as built-in agents from the documented
-contract alone (docs/independent-runtimes.md): the matrix runs them too, so the suite is
-judged against runtimes other than the one it was written with.
+contract alone, and a production-style runtime written the same way
+(docs/independent-runtimes.md): the matrix runs them too, so the suite is judged against
+runtimes other than the one it was written with.
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ PORTS: dict[str, str] = {
     "doomloop": "the doom-loop ladder: observe at 2, block at 3, stop at 6",
     "gemini": "gemini-cli: 5 identical calls in a row, feedback, then halt",
     "breaker": "a loop breaker: 3 of the same among the last 5 calls",
+    "production": ("a careful production-style runtime written from the documents alone: error classes, backoff "
+                   "honouring every Retry-After form, an operation ledger with lookups, budgets, progress-aware "
+                   "cycles"),
 }
-# The sound design among the ports: every loop scenario must leave it room (it passes them all).
-SOUND_PORTS = ("loopguard",)
+# The sound designs among the ports: every loop scenario must leave them room (they pass them all).
+SOUND_PORTS = ("loopguard", "production")
 
 AGENT_VARIANTS: dict[str, Callable[..., Any]] = {
     "guarded": GuardedAgent(),

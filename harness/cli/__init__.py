@@ -21,7 +21,7 @@ import sys
 from typing import NoReturn, Protocol
 
 from toolchaos._internal.version import VERSION
-from toolchaos.cli import _analyze, _certify, _list, _mcp, _new, _replay, _run, _schema, _serve
+from toolchaos.cli import _analyze, _certify, _diff, _list, _mcp, _new, _replay, _run, _schema, _serve
 from toolchaos.errors import CommandError, UserError
 
 
@@ -41,6 +41,7 @@ COMMANDS: dict[str, Command] = {
     "run": _run,
     "replay": _replay,
     "analyze": _analyze,
+    "diff": _diff,
     "schema": _schema,
     "new": _new,
     "list": _list,
@@ -62,6 +63,7 @@ examples:
   toolchaos run scenarios/ --agent builtin:guarded
   toolchaos new charge_payment timeout -o payment-timeout.chaos.yaml
   toolchaos list faults
+  toolchaos diff last-release/ chaos-report/ --fail-on-regression
   pytest --chaos --chaos-report=out/ --chaos-require=major
 
 Run `toolchaos COMMAND --help` for a command's options and examples."""

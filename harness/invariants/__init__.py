@@ -23,9 +23,11 @@ from toolchaos.invariants._builtin import (
     terminated,
     world_state,
 )
+from toolchaos.invariants._coverage import coverage_text, fault_coverage
 
 __all__ = [
     "INVARIANTS", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
-    "completed", "faults_fired", "goal", "idempotent", "max_side_effects", "no_execution_after_refusal",
+    "completed", "coverage_text", "fault_coverage", "faults_fired", "goal", "idempotent", "max_side_effects",
+    "no_execution_after_refusal",
     "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
 ]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent, ToolEvent
-from toolchaos._internal.trace import Trace
+from toolchaos._internal.trace import Trace, args_text
 from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, report_has
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
 from toolchaos.fake_tools import EffectLedger, FakeTool, Rule, World, canonical
@@ -69,6 +69,8 @@ class FinishedRun(Protocol):
     def tools(self) -> dict[str, FakeTool]: ...
     @property
     def rules_fired(self) -> dict[str, tuple[int, ...]]: ...
+    @property
+    def rule_hits(self) -> dict[str, dict[int, int]]: ...
     def summary(self) -> str: ...
 
 
@@ -268,6 +270,16 @@ def _event(result: FinishedRun, seq: int) -> Event | None:
     return next((e for e in result.trace.events if e["seq"] == seq), None)
 
 
+def operation_name(result: FinishedRun, tool: str, key: str, seq: int) -> str:
+    """An operation as a reader knows it: by the caller's key when the call sent one, else by the call itself
+    (the ledger keys a call without an idempotency key by a hash of its arguments, which says nothing)."""
+    ev = _event(result, seq)
+    args = ev.get("args") if ev is not None and ev["kind"] == "tool" else None
+    if not isinstance(args, Mapping) or key in (str(v) for v in args.values()):
+        return f"{tool} key {key!r}"
+    return f"{tool}{args_text(args)}"
+
+
 class Idempotent(Invariant):
     """At most one applied effect per operation key (a timeout with applied: true counts).
 
@@ -289,7 +301,8 @@ class Idempotent(Invariant):
             if seen[k] == 2:
                 replays = ledger.replayed(f.tool, f.key)
                 also = f" (and replayed {replays} times by the API)" if replays else ""
-                out.append(Violation(self.name, f"operation {f.key!r} of {f.tool} applied at most once",
+                out.append(Violation(self.name, f"operation {operation_name(result, f.tool, f.key, f.seq)} "
+                                     "applied at most once",
                                      f"applied {ledger.applied_for(f.tool, f.key)} times{also}",
                                      *_at(_event(result, f.seq))))
         return out

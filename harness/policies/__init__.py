@@ -20,9 +20,10 @@ from toolchaos.policies._builtin import (
     scripted,
     stubborn,
 )
+from toolchaos.policies._cassette import cassette, openai_chat
 
 __all__ = [
-    "POLICIES", "Decision", "Feedback", "ModelView", "Policy", "PolicyError", "alternate", "explore",
-    "ignores_refusals", "jitter", "obedient", "paginate", "paraphrase", "poll_until", "recorded", "scripted",
-    "stubborn",
+    "POLICIES", "Decision", "Feedback", "ModelView", "Policy", "PolicyError", "alternate", "cassette", "explore",
+    "ignores_refusals", "jitter", "obedient", "openai_chat", "paginate", "paraphrase", "poll_until", "recorded",
+    "scripted", "stubborn",
 ]

@@ -64,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(scenarios with a fuzz: block are fuzzed anyway, with their own count)")
     group.addoption("--chaos-artifacts", default=None, metavar="DIR",
                     help="write each run's trace to DIR/<test-or-scenario-id>.trace.jsonl")
+    group.addoption("--chaos-record", action="store_true", default=False,
+                    help="record the cassettes of chaos tests (chaos.cassette(live)) from their live model, "
+                         "instead of replaying them; nothing is recorded without it")
     group.addoption("--chaos-certify", action="store_true", default=False,
                     help="also run the bundled certification suite (implies --chaos)")
     # A string, not type=float: the ini value goes through the same check (_real_seconds).
@@ -127,7 +130,8 @@ def chaos(request: pytest.FixtureRequest) -> Chaos:
         pytest.skip(SKIP_REASON)
     marker = request.node.get_closest_marker("chaos")
     kwargs: dict[str, Any] = {"agent": settings.agent, "seed": settings.seed, "artifacts": settings.artifacts,
-                              "name": safe_name(request.node.nodeid)}
+                              "name": safe_name(request.node.nodeid), "record": settings.record,
+                              "cassettes": request.node.path.parent / "cassettes"}
     if marker is not None:
         if marker.args:
             raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.chaos takes keyword arguments only "

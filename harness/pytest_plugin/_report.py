@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from toolchaos._internal.events import Event
 from toolchaos.errors import ReportError
-from toolchaos.pytest_plugin._settings import settings_key
+from toolchaos.pytest_plugin._settings import read_report_settings, settings_key
 from toolchaos.reports import (
     LEVEL_ORDER,
     LEVELS,
     RunMeta,
+    build_report,
     certified,
     check_level,
     could_not_call,
+    diff_lines,
     level_reached,
     scenario_entry,
     write_entries,
@@ -54,10 +56,12 @@ class _Collector:
     other_failures: int = 0
     written: dict[str, Path] = field(default_factory=dict)
     error: str | None = None
+    baseline: str | None = None  # --chaos-baseline
+    since: dict[str, Any] | None = None  # the comparison with the baseline, once made
 
     @property
     def active(self) -> bool:
-        return self.out_dir is not None or self.require is not None
+        return self.out_dir is not None or self.require is not None or self.baseline is not None
 
 
 collector_key = pytest.StashKey[_Collector]()
@@ -73,10 +77,23 @@ def add_report_options(group: Any) -> None:
                     help="the certification level the exit status requires: "
                          + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
                          + " (failures below it do not fail the run; not reaching it does)")
+    group.addoption("--chaos-baseline", default=None, metavar="OLD",
+                    help="compare with an earlier report (a report.json or its directory): regressions, fixes and "
+                         "changed figures in the terminal summary and first in the report")
+    group.addoption("--agent-version", default=None, metavar="VERSION",
+                    help="the agent's version, shown in the report beside the harness's and the suite's")
+    group.addoption("--chaos-prices", default=None, metavar="FILE",
+                    help="a prices file for the report's estimated cost (default: ini chaos_prices, else the "
+                         "built-in table; see docs/report-schema.md)")
+    group.addoption("--chaos-price-model", default=None, metavar="NAME",
+                    help="the model the tokens are priced as (default: ini chaos_price_model, else the prices "
+                         "file's model, else gpt-4o)")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_report_options(parser.getgroup("toolchaos", "chaos tests for agent tool loops (toolchaos)"))
+    parser.addini("chaos_prices", "a prices file for the report's estimated cost, as --chaos-prices")
+    parser.addini("chaos_price_model", "the model the report prices tokens as, as --chaos-price-model")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,7 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except ReportError as exc:
             raise pytest.UsageError(f"--chaos-require: {exc}") from None
     out = getattr(opt, "chaos_report", None)
-    col = _Collector(Path(out) if out else None, require, hasattr(config, "workerinput"))
+    col = _Collector(Path(out) if out else None, require, hasattr(config, "workerinput"),
+                     baseline=getattr(opt, "chaos_baseline", None))
     config.stash[collector_key] = col
     if col.active:
         config.pluginmanager.register(_ReportHooks(config, col), "toolchaos-report")
@@ -140,13 +158,16 @@ class _ReportHooks:
         col = self.col
         if col.worker:
             return
-        if col.out_dir is not None:
-            try:
-                col.written = write_entries(col.entries, _meta(session.config, col), col.out_dir)
-            except (ReportError, OSError) as exc:
-                col.error = str(exc)
-                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-                return
+        try:
+            meta = _meta(session.config, col)
+            if col.out_dir is not None:
+                col.written = write_entries(col.entries, meta, col.out_dir)
+            if col.baseline is not None:
+                col.since = build_report(col.entries, meta)[0]["baseline"]
+        except (ReportError, OSError) as exc:
+            col.error = str(exc)
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
         if col.require is None:
             return
         status = session.exitstatus
@@ -180,6 +201,11 @@ class _ReportHooks:
                           f"{passed}/{len(entries)} scenarios passed", green=ok, red=not ok, bold=True)
             if col.require and ok and passed < len(entries):
                 tr.write_line(f"failures below level {require} do not fail the run (--chaos-require={require})")
+        if col.since is not None:
+            lines = [line for line in diff_lines(col.since)[2:] if not line.startswith("CHANGED")]
+            tr.write_line("since the baseline: " + lines[0], red=bool(col.since["regressions"]))
+            for line in lines[1:]:
+                tr.write_line("  " + line)
         if col.written:
             tr.write_line(f"report: {col.written['html']} (also report.md, report.json, junit.xml)")
 
@@ -196,8 +222,10 @@ def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
         from toolchaos.certification import SUITE_VERSION
 
         suite, version = "certification", SUITE_VERSION
+    more = read_report_settings(config)
     return RunMeta(agent=agent or "builtin:guarded", seed=settings.seed, suite=suite, suite_version=version,
-                   started=col.started, ended=now(), require=col.require or "all")
+                   started=col.started, ended=now(), require=col.require or "all", agent_version=more.agent_version,
+                   baseline=more.baseline, prices=more.prices, price_model=more.price_model)
 
 
 __all__ = ["LEVEL_ORDER", "add_report_options", "record_verdict"]

@@ -28,6 +28,7 @@ class Settings:
     agent: str
     seed: int
     artifacts: Path | None
+    record: bool = False  # --chaos-record: cassettes are recorded from their live model
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -38,7 +39,8 @@ def read_settings(config: pytest.Config) -> Settings:
     opt = config.option
     agent = opt.chaos_agent or config.getini("chaos_agent") or DEFAULT_AGENT
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts)
+    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts,
+                    bool(getattr(opt, "chaos_record", False)))
 
 
 def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
@@ -74,3 +76,26 @@ def isolation_mode(config: pytest.Config) -> str:
             raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_MODES)}, got {raw!r}")
         return str(raw)
     return "process" if config.option.chaos_certify else "none"
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What a report says beyond the verdicts: the agent's version, the baseline, the prices."""
+
+    agent_version: str | None
+    baseline: str | None
+    prices: str | None
+    price_model: str | None
+
+
+def read_report_settings(config: pytest.Config) -> ReportSettings:
+    """``--agent-version``, ``--chaos-baseline``, ``--chaos-prices`` over ini ``chaos_prices``,
+    ``--chaos-price-model`` over ini ``chaos_price_model``."""
+    opt = config.option
+
+    def pick(option: str, ini: str | None = None) -> str | None:
+        value = getattr(opt, option, None) or (config.getini(ini) if ini else None)
+        return str(value) if value else None
+
+    return ReportSettings(pick("agent_version"), pick("chaos_baseline"), pick("chaos_prices", "chaos_prices"),
+                          pick("chaos_price_model", "chaos_price_model"))

@@ -25,12 +25,16 @@ paths are relative, and nothing else reads the wall clock.
 
 The modules: ``_levels`` (levels and the verdict logic), ``_meta`` (the run's metadata),
 ``_core`` (report.json's data), ``_markdown``, ``_html``, ``_junit`` (the renderings),
-``_write`` (the files and the step summary), ``_command`` (the options of a command).
+``_write`` (the files and the step summary), ``_command`` (the options of a command),
+``_cost`` (the price table and the estimated cost), ``_diff`` (two reports compared:
+regressions, fixes, changed figures).
 """
 
 from toolchaos.errors import ReportError
 from toolchaos.reports._command import add_report_arguments, finish_command
 from toolchaos.reports._core import SCHEMA, SCHEMA_VERSION, build_report, scenario_entry
+from toolchaos.reports._cost import PRICED_AS, PRICES, PRICES_DATED, PriceTable, price_table
+from toolchaos.reports._diff import diff_lines, diff_reports, load_report
 from toolchaos.reports._levels import (
     DEFAULT_LEVEL,
     LEVEL_ORDER,
@@ -42,13 +46,14 @@ from toolchaos.reports._levels import (
     level_reached,
     verdict_status,
 )
-from toolchaos.reports._meta import RunMeta
+from toolchaos.reports._meta import RunMeta, git_commit
 from toolchaos.reports._write import append_step_summary, read_report, write_entries, write_reports
 
 __all__ = [
-    "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "SCHEMA", "SCHEMA_VERSION", "ReportError", "RunMeta",
+    "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "PRICED_AS", "PRICES", "PRICES_DATED", "SCHEMA", "SCHEMA_VERSION",
+    "PriceTable", "ReportError", "RunMeta",
     "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "could_not_call",
-    "exit_code",
-    "finish_command", "level_reached", "read_report", "scenario_entry", "verdict_status", "write_entries",
-    "write_reports",
+    "diff_lines", "diff_reports", "exit_code",
+    "finish_command", "git_commit", "level_reached", "load_report", "price_table", "read_report", "scenario_entry",
+    "verdict_status", "write_entries", "write_reports",
 ]

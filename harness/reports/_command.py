@@ -15,6 +15,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from toolchaos.reports._core import build_report, scenario_entry
+from toolchaos.reports._diff import diff_lines
 from toolchaos.reports._levels import LEVEL_ORDER, LEVELS, certified, could_not_call, level_reached
 from toolchaos.reports._meta import RunMeta, now
 from toolchaos.reports._write import write_reports
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--report DIR`` and ``--require LEVEL``, worded the same in every command."""
+    """``--report DIR``, ``--require LEVEL`` and what a report says beyond the verdicts (the agent's
+    version, the baseline, the prices), worded the same in every command."""
     parser.add_argument("--report", metavar="DIR",
                         help="write the certification report (report.json, report.md, report.html, junit.xml, "
                              "traces) to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
@@ -32,6 +35,20 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the level the exit status requires: "
                              + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
                              + " (default: every scenario passes)")
+    parser.add_argument("--agent-version", metavar="VERSION",
+                        help="the agent's version, shown in the report beside the harness's and the suite's "
+                             "(default: its distribution's installed version; the git commit of its working tree "
+                             "is shown when there is one)")
+    parser.add_argument("--baseline", metavar="OLD",
+                        help="compare with an earlier report (a report.json or its directory): regressions, fixes "
+                             "and changed figures, printed and shown first in the report")
+    parser.add_argument("--fail-on-regression", action="store_true",
+                        help="with --baseline: exit 1 when a scenario that passed in the baseline does not pass now")
+    parser.add_argument("--prices", metavar="FILE",
+                        help="a prices file (YAML or JSON: model, dated, prices: {MODEL: {input, output}} in USD per "
+                             "million tokens) for the report's estimated cost; see docs/report-schema.md")
+    parser.add_argument("--price-model", metavar="NAME", help="the model the tokens are priced as (default: the "
+                                                                "prices file's model, else gpt-4o)")
 
 
 def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict],
@@ -47,6 +64,9 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
     require = getattr(args, "require", None)
     if require:
         m.require = require
+    for name in ("agent_version", "baseline", "prices", "price_model"):  # the command line over the caller's meta
+        if getattr(args, name, None):
+            setattr(m, name, getattr(args, name))
     if m.ended is None:
         m.ended = now()
     stream = out if out is not None else sys.stderr
@@ -54,6 +74,7 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
     if report_dir:
         paths = write_reports(verdicts, m, report_dir)
         print(f"report: {paths['html']} (also report.md, report.json, junit.xml)", file=stream)
+    regressed = _baseline(m, verdicts, stream)
     problem = could_not_call(verdicts)
     if problem is not None:  # the agent never ran: no level to speak of, and a usage error's exit status
         print(f"COULD NOT CERTIFY: {problem}", file=stream)
@@ -62,4 +83,18 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
     ok = certified(verdicts, level)
     word = "CERTIFIED" if ok else "NOT CERTIFIED"
     print(f"{word}: level reached {level_reached(verdicts)}, required {level}", file=stream)
+    if regressed and getattr(args, "fail_on_regression", False):
+        print(f"REGRESSED: {regressed} scenario(s) passed in the baseline and do not now", file=stream)
+        return 1
     return 0 if ok else 1
+
+
+def _baseline(m: RunMeta, verdicts: Sequence[ScenarioVerdict], stream: TextIO) -> int:
+    """Print the comparison with the baseline, if there is one; how many scenarios regressed."""
+    if not m.baseline:
+        return 0
+    report, _ = build_report([scenario_entry(v) for v in verdicts], m)
+    d = report["baseline"]
+    lines = [line for line in diff_lines(d)[2:] if not line.startswith("CHANGED")]  # the figures: in the report
+    print("since the baseline:", *lines, sep="\n  ", file=stream)
+    return len(d["regressions"])

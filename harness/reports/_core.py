@@ -22,6 +22,9 @@ from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
 from toolchaos._internal.types import WASTE_LEVELS, report_value
 from toolchaos.invariants import _builtin as I
+from toolchaos.invariants import fault_coverage
+from toolchaos.reports._cost import PriceTable, price_table, scenario_cost, suite_cost
+from toolchaos.reports._diff import diff_reports, load_report
 from toolchaos.reports._levels import (
     LEVEL_ORDER,
     LEVELS,
@@ -35,13 +38,13 @@ from toolchaos.reports._levels import (
     rows,
     verdict_status,
 )
-from toolchaos.reports._meta import RunMeta, agent_version, harness_version, iso, parse_iso
+from toolchaos.reports._meta import RunMeta, agent_commit, agent_version, harness_version, iso, parse_iso
 
 if TYPE_CHECKING:
     from toolchaos.certification._verdict import ScenarioVerdict
 
 SCHEMA = "toolchaos.report"
-SCHEMA_VERSION = 2  # 2: guard and reason read the stop report's synonyms; grade, waste, an invariant's why
+SCHEMA_VERSION = 3  # 3: agent commit, description, first_broken, tokens, cost, coverage, baseline; 2: grade, waste
 
 # Categories in the order the certification suite presents them; others follow alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume")
@@ -132,9 +135,11 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
     events = [dict(e) for e in r.trace.events]
     executions = {name: 0 for name in sorted(r.tools)}
     executions.update(r.executions)
+    scenario = getattr(v, "scenario", None)  # a judged verdict knows its scenario (a bare ScenarioVerdict does not)
     entry: dict[str, Any] = {
         "id": v.id,
         "title": v.title,
+        "description": str(getattr(scenario, "description", "") or "") or None,
         "category": v.category,
         "severity": v.severity,
         "verdict": verdict_status(v),
@@ -148,6 +153,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "reason": report_value(r.stop_report, "reason"),
         "harness_stop": r.harness_stop,
         "error": r.error.strip().splitlines()[-1] if r.error else None,
+        "first_broken": v.violations[0].invariant if v.violations else None,
         "answer": r.answer,
         "figures": {
             "executions": r.total_executions,
@@ -157,12 +163,16 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
             "virtual_seconds": round(r.virtual_seconds, 3),
             "tokens": r.tokens,
         },
+        "tokens": {"input": sum(u.input_tokens for u in r.usage), "output": sum(u.output_tokens for u in r.usage),
+                   "per_turn": [[u.input_tokens, u.output_tokens] for u in r.usage]},
+        "cost": None,  # set by build_report, which knows the prices
         "executions": dict(sorted(executions.items())),
         "side_effects": _side_effects(v),
         "effects": [{"seq": f.seq, "tool": f.tool, "key": f.key, "applied": f.applied, "status": f.status,
                      "replayed": f.replayed} for f in r.ledger.effects],
         "invariants": _invariants(v),
         "grade": v.grade.as_dict() if v.grade else None,
+        "coverage": fault_coverage(r),
         "stop_report": json.loads(json.dumps(r.stop_report, default=str)) if r.stop_report else None,
         "trace": None,  # set when written: a path relative to the report directory
         "agent": v.agent,  # moved to the report's top level by build_report
@@ -245,9 +255,36 @@ def _levels(sev_rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
 
 
 def _agent(m: RunMeta, scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The agent the report is about: the metadata's, else the one the scenarios ran."""
+    """The agent the report is about: the metadata's, else the one the scenarios ran; its version and commit."""
     ref = m.agent or next((s.get("agent") for s in scenarios if s.get("agent")), "") or "?"
-    return {"ref": ref, "version": m.agent_version or agent_version(ref)}
+    return {"ref": ref, "version": m.agent_version or agent_version(ref), "commit": m.agent_commit or agent_commit(ref)}
+
+
+def _coverage(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The suite's fault coverage: the declared rules that fired, those that never did, the faults met per tool."""
+    tools: dict[str, dict[str, Any]] = {}
+    for s in scenarios:
+        for name, row in s["coverage"]["tools"].items():
+            t = tools.setdefault(name, {"calls": 0, "executions": 0, "faults": {}})
+            t["calls"] += row["calls"]
+            t["executions"] += row["executions"]
+            for kind, n in row["faults"].items():
+                t["faults"][kind] = t["faults"].get(kind, 0) + n
+    for t in tools.values():
+        t["faults"] = dict(sorted(t["faults"].items()))
+    return {"declared": sum(s["coverage"]["declared"] for s in scenarios),
+            "fired": sum(s["coverage"]["fired"] for s in scenarios),
+            "never_fired": [f"{s['id']}: {text}" for s in scenarios for text in s["coverage"]["never_fired"]],
+            "tools": dict(sorted(tools.items()))}
+
+
+def _prices(m: RunMeta) -> PriceTable:
+    return price_table(m.prices, m.price_model)
+
+
+def _priced(scenarios: Sequence[dict[str, Any]], table: PriceTable) -> None:
+    for s in scenarios:
+        s["cost"] = scenario_cost(s["tokens"], s.get("grade"), table)
 
 
 def _duration(started: str, ended: str) -> float | None:
@@ -262,6 +299,8 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
     require = check_level(m.require)
     items = _sorted_copies(entries)
     scenarios = [e for e, _ in items]
+    table = _prices(m)
+    _priced(scenarios, table)
     started, ended = iso(m.started), iso(m.ended)
     sev_rows = rows(scenarios)
     report: dict[str, Any] = {
@@ -282,9 +321,14 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         "levels": _levels(sev_rows),
         "totals": _totals(scenarios),
         "waste": _waste(scenarios),
+        "cost": suite_cost(scenarios, table),
+        "coverage": _coverage(scenarios),
+        "baseline": None,  # set below when a baseline report is given
         "categories": categories(scenarios),
         "scenarios": scenarios,
     }
+    if m.baseline:
+        report["baseline"] = diff_reports(load_report(m.baseline), report)
     if m.extra:
         report["extra"] = json.loads(json.dumps(m.extra, default=str, sort_keys=True))
     for s in scenarios:

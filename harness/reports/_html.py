@@ -1,24 +1,30 @@
 """report.html: one self-contained page (no network, no external file) with a timeline per run.
 
-The timeline is an inline SVG, one column per trace event in order, one lane per
-participant:
+The comparison with a baseline (when given) comes first, then the summary, the charts
+(``_charts``) and the table of scenarios. The timeline is an inline SVG as wide as the page,
+one column per trace event in order, one lane per participant:
 
-- **model** lane: a dot per model turn that asked for tool calls, a diamond for a final answer;
-- one lane per **tool**: a block per executed call, coloured by outcome class
-  (SUCCESS, RETRYABLE, PRECONDITION, FATAL, PENDING); a grey crossed block for a call the
-  runtime refused before execution; a dashed outline for a call asked for but never
-  handled; purple for a call after the end;
+- **model** lane: a dot per model turn that asked for tool calls, a diamond for a final
+  answer; the turn numbers above it, as many as fit apart;
+- one lane per **tool**: a mark per executed call whose shape and colour say its outcome
+  class (``class_shape``: SUCCESS a block, RETRYABLE a triangle up, PRECONDITION a block
+  with its top cut, FATAL a triangle down, PENDING a notched block); a grey crossed block
+  for a call the runtime refused before execution; a dashed outline for a call asked for
+  but never handled; purple for a call after the end;
 - **effects** lane: a square where a side effect really happened (the ledger), red
   when that operation key had already been applied (a duplicate);
-- a red dashed line where an invariant broke, and a black line at the end with the
-  terminal state.
+- a red dashed line where an invariant broke, its label in the first row above the lanes
+  where it touches no other, and a black line at the end with the terminal state.
 
-The x axis is event order, not time: agents do many things at the same virtual instant,
-and a retry storm at t=0 would collapse into one pixel. Virtual time is written under
-the axis. Every mark has a ``<title>`` (hover text) with the event's details.
+The columns are event order, not time: agents do many things at the same virtual instant,
+and a retry storm at t=0 would collapse into one pixel. The time axis under them is
+labelled in virtual seconds. Every mark has a ``<title>`` (hover text) with the event's
+details.
 
-A tiny inline script marks the page with the number of timelines the browser actually
-laid out (``data-timelines-drawn`` on ``<html>``), which the project's browser test reads.
+A tiny inline script marks the page with what the browser actually laid out, on ``<html>``:
+``data-timelines-drawn`` (timelines with a non-empty box), ``data-charts``, ``data-axes``
+(time ticks), ``data-labels`` and ``data-label-overlaps`` (pairs of SVG labels whose boxes
+intersect, with ``data-overlap-examples``), which the project's browser test reads.
 """
 
 from __future__ import annotations
@@ -31,13 +37,28 @@ from typing import Any
 
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
-from toolchaos.reports._markdown import ended_line, first_break, waste_line, waste_totals, where
+from toolchaos.reports._charts import category_chart, cost_svg, scenario_chart
+from toolchaos.reports._cost import usd
+from toolchaos.reports._markdown import (
+    agent_text,
+    cost_text,
+    coverage_line,
+    coverage_totals,
+    ended_line,
+    first_break,
+    fixes_text,
+    scenario_cost_text,
+    short,
+    waste_line,
+    waste_totals,
+    where,
+)
 
 CLASS_COLOURS = {"SUCCESS": "#2f9e44", "RETRYABLE": "#f76707", "PRECONDITION": "#e6a700", "FATAL": "#e03131",
                  "PENDING": "#1c7ed6"}
 REFUSAL, SKIPPED, LATE, MODEL, EFFECT, DUP, BREAK = ("#6c757d", "#868e96", "#ae3ec9", "#343a40", "#212529",
                                                       "#c92a2a", "#c92a2a")
-LABEL_W, LANE_H, TOP, BOTTOM, RIGHT = 118, 22, 30, 34, 150
+LABEL_W, LANE_H, BOTTOM, RIGHT = 118, 22, 34, 150
 MAX_TRACE_ROWS = 400
 
 CSS = """
@@ -71,13 +92,31 @@ tr.broke td{background:#fff5f5}
 table.invariants td:first-child,table.invariants td:nth-child(4){white-space:nowrap}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0 10px;font-size:12px}
 .legend .key{display:inline-flex;align-items:center;gap:5px}
+svg.timeline{width:100%;height:auto}.timeline-box{width:100%}
+.cost-row{display:flex;flex-wrap:wrap;gap:8px 20px;align-items:flex-start}.cost-row p{flex:1;min-width:280px}
+.charts{display:flex;flex-wrap:wrap;gap:12px 32px}.charts figure{margin:0}
+.charts figcaption{font-weight:600;margin-bottom:4px}
+td.sid{min-width:240px}td.sid .desc{color:var(--muted);font-size:.85em}table.index{font-size:13px}
+p.description{font-style:italic}
+.baseline{border:2px solid var(--line);border-radius:8px;padding:8px 16px;margin-bottom:16px}
+.baseline.regressed{border-color:var(--bad)}
 """
 
 SCRIPT = """
-(function(){var n=0;var svgs=document.querySelectorAll('svg.timeline');
+(function(){var n=0,svgs=document.querySelectorAll('svg.timeline');
 for(var i=0;i<svgs.length;i++){var s=svgs[i];var b=s.getBBox();
 if(b.width>0&&b.height>0&&s.querySelectorAll('.ev').length>0){n++;s.setAttribute('data-drawn','true');}}
-document.documentElement.setAttribute('data-timelines-drawn',String(n));})();
+var root=document.documentElement;root.setAttribute('data-timelines-drawn',String(n));
+var all=document.querySelectorAll('svg'),bad=[],labels=0;
+for(var j=0;j<all.length;j++){var t=all[j].querySelectorAll('text'),r=[];
+for(var k=0;k<t.length;k++){var q=t[k].getBoundingClientRect();if(q.width>0){r.push([q,t[k].textContent]);}}
+labels+=r.length;
+for(var a=0;a<r.length;a++){for(var c=a+1;c<r.length;c++){var p=r[a][0],o=r[c][0];
+if(p.left<o.right-0.5&&o.left<p.right-0.5&&p.top<o.bottom-0.5&&o.top<p.bottom-0.5){bad.push(r[a][1]+' / '+r[c][1]);}}}}
+root.setAttribute('data-labels',String(labels));root.setAttribute('data-label-overlaps',String(bad.length));
+root.setAttribute('data-overlap-examples',bad.slice(0,5).join(' | '));
+root.setAttribute('data-charts',String(document.querySelectorAll('svg.chart').length));
+root.setAttribute('data-axes',String(document.querySelectorAll('svg.timeline .time-axis .tick').length));})();
 """
 
 
@@ -108,7 +147,7 @@ def _event_title(ev: Mapping[str, Any]) -> str:
     if len(args) > 160:
         args = args[:159] + "…"
     if kind == "tool":
-        eff = f" effects={ev['effects']}" if ev.get("effects") is not None else ""
+        eff = f" (side effects of {ev['tool']} so far: {ev['effects']})" if ev.get("effects") is not None else ""
         ra = f" retry_after={ev['retry_after']:g}s" if ev.get("retry_after") else ""
         return f"{head} {ev['tool']}{args} -> {ev.get('class')}/{ev.get('code')}{ra}{eff}"
     if kind == "refusal":
@@ -122,16 +161,32 @@ def _event_title(ev: Mapping[str, Any]) -> str:
     return head
 
 
+VIEW_W = 1120  # the timeline's drawing width; the SVG scales to the page (width 100%)
+CHAR_W = 6.6  # a generous width of one character of the 11px labels: laid out apart, they never touch
+ROW_H = 15  # a row of invariant labels above the lanes (11px text is about 13px high)
+TURN_ROW = 18  # the row of turn numbers above the model lane
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_W + 2
+
+
 @dataclass(frozen=True)
 class _Layout:
     """Where things go in one timeline: a column per event (the end apart), a lane per participant."""
 
     body: list[Mapping[str, Any]]  # the events drawn as columns: all but the end
     lanes: list[str]  # model, each tool, effects
-    lane_y: dict[str, int]  # lane name -> its top
+    label_rows: int  # rows of invariant labels above the lanes
     col: float  # a column's width
-    width: float
-    height: int
+
+    @property
+    def top(self) -> int:
+        return 6 + self.label_rows * ROW_H + TURN_ROW
+
+    @property
+    def lane_y(self) -> dict[str, int]:
+        return {name: self.top + i * LANE_H for i, name in enumerate(self.lanes)}
 
     @property
     def index(self) -> dict[Any, int]:
@@ -139,7 +194,15 @@ class _Layout:
 
     @property
     def bottom(self) -> int:
-        return TOP + len(self.lanes) * LANE_H
+        return self.top + len(self.lanes) * LANE_H
+
+    @property
+    def width(self) -> float:
+        return float(VIEW_W)
+
+    @property
+    def height(self) -> int:
+        return self.bottom + BOTTOM + 8
 
     @property
     def endx(self) -> float:
@@ -147,25 +210,28 @@ class _Layout:
 
     @property
     def half(self) -> float:
-        """Half a block's width."""
-        return max(self.col - 2.0, 2.0) / 2
+        """Half a block's width (a wide column keeps a narrow block: the gaps show the order)."""
+        return min(max(self.col - 2.0, 2.0), 24.0) / 2
 
     def x(self, i: int) -> float:
         return LABEL_W + i * self.col + self.col / 2
 
 
-def _layout(s: Mapping[str, Any], events: Sequence[Event]) -> _Layout:
-    body: list[Mapping[str, Any]] = [ev for ev in events if ev["kind"] != "end"]
+def _lanes_of(s: Mapping[str, Any], body: Sequence[Mapping[str, Any]]) -> list[str]:
     tools: list[str] = []
     for ev in body:
         if ev.get("tool") and ev["kind"] != "model" and ev["tool"] not in tools:
             tools.append(ev["tool"])
     tools += [t for t in s.get("executions", {}) if t not in tools]
-    lanes = ["model", *tools] + (["effects"] if s.get("side_effects") or s.get("effects") else [])
-    n = max(len(body), 1)
-    col = max(4.0, min(28.0, 760.0 / n))
-    return _Layout(body=body, lanes=lanes, lane_y={name: TOP + i * LANE_H for i, name in enumerate(lanes)}, col=col,
-                   width=max(LABEL_W + n * col + RIGHT, 560.0), height=TOP + len(lanes) * LANE_H + BOTTOM)
+    return ["model", *tools] + (["effects"] if s.get("side_effects") or s.get("effects") else [])
+
+
+def _layout(s: Mapping[str, Any], events: Sequence[Event]) -> _Layout:
+    body: list[Mapping[str, Any]] = [ev for ev in events if ev["kind"] != "end"]
+    col = (VIEW_W - LABEL_W - RIGHT) / max(len(body), 1)  # the columns fill the width
+    lay = _Layout(body=body, lanes=_lanes_of(s, body), label_rows=1, col=col)
+    rows = max((row for _, _, _, row in _break_labels(lay, s.get("invariants", []))), default=0) + 1
+    return _Layout(body=body, lanes=lay.lanes, label_rows=rows, col=col)
 
 
 def _lanes(lay: _Layout) -> list[str]:
@@ -176,7 +242,7 @@ def _lanes(lay: _Layout) -> list[str]:
         if i % 2 == 0:
             out.append(f'<rect class="lane-bg" x="0" y="{y}" width="{_f(lay.width)}" height="{LANE_H}"/>')
         label = name if len(name) <= 17 else name[:16] + "…"
-        out.append(f'<text x="6" y="{y + 15}">{e(label)}</text>')
+        out.append(f'<text class="lane-label" x="6" y="{y + 15}">{e(label)}</text>')
     return out
 
 
@@ -191,15 +257,34 @@ def _model_mark(lay: _Layout, cx: float, ev: Mapping[str, Any], title: str) -> s
     return f'<polygon class="ev ev-final" points="{pts}" fill="{MODEL}">{title}</polygon>'
 
 
+def class_shape(cls: str, x0: float, y0: float, w: float, h: float) -> str:
+    """The outline of an outcome class's mark in a box: told apart by shape, not by colour alone.
+
+    SUCCESS a full block, RETRYABLE a triangle pointing up (try again), PRECONDITION a block
+    with its top cut (a wall), FATAL a triangle pointing down, PENDING a block with a notch
+    (not yet); an unknown class a plain block.
+    """
+    x1, y1, xm = x0 + w, y0 + h, x0 + w / 2
+    pts = {
+        "RETRYABLE": [(xm, y0), (x1, y1), (x0, y1)],
+        "FATAL": [(x0, y0), (x1, y0), (xm, y1)],
+        "PRECONDITION": [(x0, y0 + h * 0.35), (x1, y0 + h * 0.35), (x1, y1), (x0, y1)],
+        "PENDING": [(x0, y0), (x1, y0), (x1, y1), (xm, y0 + h * 0.6), (x0, y1)],
+    }.get(cls, [(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
+    return " ".join(f"{_f(px)},{_f(py)}" for px, py in pts)
+
+
 def _tool_mark(lay: _Layout, cx: float, ev: Mapping[str, Any], title: str) -> str | None:
-    """A block in the tool's lane: executed (by class), refused (crossed), never handled, late."""
+    """A block in the tool's lane: executed (shape and colour by class), refused (crossed), never handled, late."""
     kind, half = ev["kind"], lay.half
     y0 = lay.lane_y[ev["tool"]] + 4
     h = LANE_H - 8
     rect = f'x="{_f(cx - half)}" y="{y0}" width="{_f(2 * half)}" height="{h}"'
     if kind == "tool":
-        colour = CLASS_COLOURS.get(str(ev.get("class")), "#adb5bd")
-        return f'<rect class="ev ev-tool cls-{e(ev.get("class"))}" {rect} fill="{colour}">{title}</rect>'
+        cls = str(ev.get("class"))
+        colour = CLASS_COLOURS.get(cls, "#adb5bd")
+        pts = class_shape(cls, cx - half, y0, 2 * half, h)
+        return f'<polygon class="ev ev-tool cls-{e(cls)}" points="{pts}" fill="{colour}">{title}</polygon>'
     if kind == "refusal":
         cross = ""
         if half >= 3:
@@ -223,6 +308,24 @@ def _event_marks(lay: _Layout) -> list[str]:
             mark = _tool_mark(lay, lay.x(i), ev, title)
             if mark is not None:
                 out.append(mark)
+    return out
+
+
+def _turn_numbers(lay: _Layout) -> list[str]:
+    """The model turn's number above each model mark, as many as fit without touching."""
+    out, right = [], 0.0
+    y = lay.top - 4
+    for i, ev in enumerate(lay.body):
+        if ev["kind"] != "model":
+            continue
+        label, cx = str(ev.get("step")), lay.x(i)
+        w = text_width(label)
+        if cx - w / 2 < right + 3:
+            continue
+        right = cx + w / 2
+        out.append(f'<text class="turn" x="{_f(cx)}" y="{y}" text-anchor="middle">{e(label)}</text>')
+    if out:
+        out.insert(0, f'<text class="turn muted" x="6" y="{y}">turn</text>')
     return out
 
 
@@ -256,71 +359,87 @@ def _effect_marks(lay: _Layout, effects: Sequence[Mapping[str, Any]]) -> list[st
     return out
 
 
-def _break_marks(lay: _Layout, invariants: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A red dashed line where invariants broke, labelled with their names."""
+def _break_labels(lay: _Layout, invariants: Sequence[Mapping[str, Any]]) -> list[tuple[float, str, list[str], int]]:
+    """(line x, label, names, row) of each break: a label goes in the first row where it touches no other."""
     index, n = lay.index, len(lay.body)
     breaks: dict[int, list[str]] = {}
     for inv in invariants:
         for v in inv.get("violations", []):
             i = index.get(v.get("seq"), n)  # the end event, or no event: at the end line
             breaks.setdefault(i, []).append(v["invariant"])
+    rows: list[float] = []  # the right end of the last label in each row
     out = []
-    for n_label, (i, names) in enumerate(sorted(breaks.items())):
+    for i, names in sorted(breaks.items()):
         bx = lay.x(i) if i < n else lay.endx
-        ly = 11 + (n_label % 2) * 11
         label = "✕ " + ", ".join(dict.fromkeys(names))
-        # anchor the label to the line's left when it would run off the picture
-        tx, anchor_attr = (bx + 3, "") if bx + 3 + 6.5 * len(label) < lay.width else (bx - 3, ' text-anchor="end"')
-        out.append(f'<g class="break"><line x1="{_f(bx)}" y1="{TOP - 4}" x2="{_f(bx)}" y2="{lay.bottom}" '
-                   f'stroke="{BREAK}" stroke-width="1.5" stroke-dasharray="4,3"/><text x="{_f(tx)}" y="{ly}"'
-                   f'{anchor_attr} style="fill:{BREAK}">{e(label)}</text><title>invariant broke here: '
-                   f'{e(", ".join(names))}</title></g>')
+        w = text_width(label)
+        x0 = bx + 3 if bx + 3 + w < lay.width else bx - 3 - w  # to the line's left when it would run off
+        row = next((r for r, right in enumerate(rows) if right + 6 < x0), len(rows))
+        if row == len(rows):
+            rows.append(0.0)
+        rows[row] = x0 + w
+        out.append((bx, label, names, row))
+    return out
+
+
+def _break_marks(lay: _Layout, invariants: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A red dashed line where invariants broke, labelled with their names, labels apart."""
+    out = []
+    for bx, label, names, row in _break_labels(lay, invariants):
+        ly = 6 + (row + 1) * ROW_H - 2
+        tx, anchor_attr = (bx + 3, "") if bx + 3 + text_width(label) < lay.width else (bx - 3, ' text-anchor="end"')
+        out.append(f'<g class="break"><line x1="{_f(bx)}" y1="{ly + 2}" x2="{_f(bx)}" y2="{lay.bottom}" '
+                   f'stroke="{BREAK}" stroke-width="1.5" stroke-dasharray="4,3"/><text class="break-label" '
+                   f'x="{_f(tx)}" y="{ly}"{anchor_attr} style="fill:{BREAK}">{e(label)}</text><title>invariant broke '
+                   f'here: {e(", ".join(names))}</title></g>')
     return out
 
 
 def _end_mark(lay: _Layout, s: Mapping[str, Any], end: Mapping[str, Any] | None) -> str:
     """A black line at the end with the terminal state and the virtual time."""
     state = end.get("state") if end else s.get("terminal_state")
-    endx, bottom = lay.endx, lay.bottom
-    return (f'<g class="end"><line x1="{_f(endx)}" y1="{TOP}" x2="{_f(endx)}" y2="{bottom}" stroke="#212529" '
-            f'stroke-width="2"/><text x="{_f(endx + 4)}" y="{TOP + 14}">{e(state)}</text>'
-            f'<text x="{_f(endx + 4)}" y="{TOP + 28}" class="muted">{_f(s["figures"]["virtual_seconds"])} s</text>'
+    endx, bottom, top = lay.endx, lay.bottom, lay.top
+    return (f'<g class="end"><line x1="{_f(endx)}" y1="{top}" x2="{_f(endx)}" y2="{bottom}" stroke="#212529" '
+            f'stroke-width="2"/><text x="{_f(endx + 4)}" y="{top + 14}">{e(state)}</text>'
+            f'<text x="{_f(endx + 4)}" y="{top + 28}" class="muted">{_f(s["figures"]["virtual_seconds"])} s</text>'
             f'<title>{e(_event_title(end) if end else state)}</title></g>')
 
 
 def _axis(lay: _Layout) -> list[str]:
-    """The axis is event order, with virtual time under a few ticks."""
+    """The time axis: virtual seconds under the columns, as many ticks as fit apart, and its title."""
     body, bottom = lay.body, lay.bottom
-    out = [f'<line class="axis" x1="{LABEL_W}" y1="{bottom + 2}" x2="{_f(lay.endx)}" y2="{bottom + 2}"/>']
-    ticks = sorted({0, len(body) - 1, *(round(j * (len(body) - 1) / 6) for j in range(1, 6))}) if body else []
-    last_x, last_label = -100.0, ""
-    for i in ticks:
-        tx = lay.x(i)
-        label = _f(float(body[i].get("t", 0)))
-        if tx - last_x < 46 or label == last_label:
-            continue
-        last_x, last_label = tx, label
+    out = [f'<g class="time-axis"><line class="axis" x1="{LABEL_W}" y1="{bottom + 2}" x2="{_f(lay.endx)}" '
+           f'y2="{bottom + 2}"/>']
+    right, last = -100.0, ""
+    for i, ev in enumerate(body):
+        tx, label = lay.x(i), _f(float(ev.get("t", 0)))
+        w = text_width(label)
+        if label == last or tx - w / 2 < right + 10:
+            continue  # the same instant, or no room: the next new time gets the tick
+        right, last = tx + w / 2, label
         out.append(f'<line class="axis" x1="{_f(tx)}" y1="{bottom + 2}" x2="{_f(tx)}" y2="{bottom + 6}"/>'
-                   f'<text x="{_f(tx)}" y="{bottom + 18}" text-anchor="middle">t={label}s</text>')
-    out.append(f'<text x="6" y="{bottom + 18}" class="muted">event order →</text>')
+                   f'<text class="tick" x="{_f(tx)}" y="{bottom + 17}" text-anchor="middle">{label}</text>')
+    out.append(f'<text class="axis-title muted" x="{LABEL_W}" y="{bottom + 31}">virtual time (seconds); one column '
+               f'per trace event, in order →</text></g>')
     return out
 
 
 def timeline_svg(s: Mapping[str, Any], events: Sequence[Event]) -> str:
-    """The timeline picture of one run as an inline SVG element."""
+    """The timeline picture of one run as an inline SVG element, as wide as the page."""
     lay = _layout(s, events)
     end = next((ev for ev in reversed(events) if ev["kind"] == "end"), None)
     n = len(lay.body)
-    head = (f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" role="img" width="{_f(lay.width)}" '
-            f'height="{lay.height}" viewBox="0 0 {_f(lay.width)} {lay.height}" data-events="{n}" '
+    head = (f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" role="img" width="100%" '
+            f'viewBox="0 0 {_f(lay.width)} {lay.height}" data-events="{n}" '
             f'aria-label="timeline of {e(s["id"])}: {n} events">')
-    return "".join([head, *_lanes(lay), *_event_marks(lay), *_effect_marks(lay, s.get("effects", [])),
-                    *_break_marks(lay, s.get("invariants", [])), _end_mark(lay, s, end), *_axis(lay), "</svg>"])
+    return "".join([head, *_lanes(lay), *_turn_numbers(lay), *_event_marks(lay),
+                    *_effect_marks(lay, s.get("effects", [])), *_break_marks(lay, s.get("invariants", [])),
+                    _end_mark(lay, s, end), *_axis(lay), "</svg>"])
 
 
 def legend() -> str:
     """The key to the timelines: HTML that wraps on narrow screens, one tiny SVG per mark."""
-    items: list[tuple[str, str]] = [(c.title(), f'<rect x="0" y="3" width="10" height="12" fill="{col}"/>')
+    items: list[tuple[str, str]] = [(c.title(), f'<polygon points="{class_shape(c, 0, 3, 10, 12)}" fill="{col}"/>')
                                     for c, col in CLASS_COLOURS.items()]
     items += [
         ("Refused", f'<rect x="0" y="3" width="10" height="12" fill="{REFUSAL}"/>'),
@@ -349,7 +468,7 @@ def _summary(report: Mapping[str, Any]) -> str:
     if report.get("could_not_certify"):  # nothing was judged: not a level reached "none"
         verdict = f"COULD NOT CERTIFY: {report['could_not_certify']}"
     rows = [
-        ("Agent", f"<code>{e(agent['ref'])}</code>{' ' + e(agent['version']) if agent.get('version') else ''}"),
+        ("Agent", f"<code>{e(agent['ref'])}</code>{' ' + e(agent_text(agent)) if agent_text(agent) else ''}"),
         ("Suite", f"{e(suite['name'])}{' ' + e(suite['version']) if suite.get('version') else ''}, "
                   f"{suite['scenarios']} scenarios, <code>{e(suite['hash'][:19])}</code>"),
         ("Seed", e(report["seed"])),
@@ -357,6 +476,9 @@ def _summary(report: Mapping[str, Any]) -> str:
         ("Harness", f"toolchaos {e(harness['version'])}, Python {e(harness['python'])}"),
         ("Run", f"{e(report['started'])} to {e(report['ended'])}"),
         *([("Waste", e(waste_totals(report["waste"])))] if report["waste"]["graded"] else []),
+        ("Cost", e(cost_text(report["cost"]))),
+        ("Fault coverage", e(coverage_totals(report["coverage"]))
+         + "".join(f"<br><span class=muted>never fired: {e(t)}</span>" for t in report["coverage"]["never_fired"])),
     ]
     out = [f'<section id="summary" class="summary {"certified" if ok else "not-certified"}" '
            f'data-certified="{str(ok).lower()}" data-level="{e(report["level"])}" '
@@ -385,16 +507,57 @@ def _summary(report: Mapping[str, Any]) -> str:
 
 
 def _index(report: Mapping[str, Any]) -> str:
-    out = ["<h2>Scenarios</h2>", "<table class=\"index\"><tr><th>Verdict</th><th>Scenario</th><th>Category</th>"
-           "<th>Severity</th><th>End state</th><th>Executions</th><th>Side effects</th><th>Waste</th></tr>"]
+    out = ["<h2>Scenarios</h2>", "<div class=\"scroll\"><table class=\"index\"><tr><th>Verdict</th>"
+           "<th>Scenario (description)</th><th>Category</th>"
+           "<th>Severity</th><th>First broken</th><th>End state</th><th>Executions</th><th>Side effects</th>"
+           "<th>Tokens</th><th>Cost</th><th>Waste</th></tr>"]
     for s in _ordered(report["scenarios"]):
         f = s["figures"]
         grade = s.get("grade")
+        broke = f"<code>{e(s['first_broken'])}</code>" if s.get("first_broken") else ""
         out.append(f"<tr><td><span class=\"badge {e(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
-                   f"<td><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a></td><td>{e(s['category'])}</td>"
-                   f"<td>{e(s['severity'])}</td><td>{e(s['terminal_state'])}</td><td class=n>{f['executions']}</td>"
-                   f"<td class=n>{f['side_effects']}</td><td>{e(grade['level']) if grade else ''}</td></tr>")
-    out.append("</table>")
+                   f"<td class=sid><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a>"
+                   f"<div class=desc>{e(short(s.get('description')))}</div></td><td>{e(s['category'])}</td>"
+                   f"<td>{e(s['severity'])}</td><td class=broke>{broke}</td><td>{e(s['terminal_state'])}</td>"
+                   f"<td class=n>{f['executions']}</td><td class=n>{f['side_effects']}</td>"
+                   f"<td class=n>{f['tokens']:,}</td><td class=n>{e(usd(s['cost']['usd']))}</td>"
+                   f"<td>{e(grade['level']) if grade else ''}</td></tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
+
+
+def _charts(report: Mapping[str, Any]) -> str:
+    return ('<h2>At a glance</h2><div class="charts" id="charts">'
+            f'<figure><figcaption>Pass rate per category</figcaption>{category_chart(report["categories"])}</figure>'
+            '<figure><figcaption>Executions / side effects per scenario</figcaption>'
+            f'{scenario_chart(report["scenarios"])}</figure></div>')
+
+
+def _baseline(d: Mapping[str, Any] | None) -> str:
+    """What changed since the baseline report, first on the page."""
+    if not d:
+        return ""
+    old, n = d["old"], len(d["regressions"])
+    who = f"<code>{e(old['agent'])}</code>" + (f" {e(old['version'])}" if old.get("version") else "")
+    out = [f'<section id="baseline" class="baseline{" regressed" if n else ""}" data-regressions="{n}" '
+           f'data-fixes="{len(d["fixes"])}"><h2>Since the baseline</h2>',
+           f"<p>Compared with {who} (level {e(old['level'])}, {old['passed']}/{old['scenarios']} passed): "
+           f"<b>{n} regression{'' if n == 1 else 's'}</b>, {fixes_text(len(d['fixes']))}, {len(d['added'])} added, "
+           f"{len(d['removed'])} removed, {len(d['changed'])} with changed figures.</p>"]
+    moves = [("regression", "no", m) for m in d["regressions"]] + [("fixed", "yes", m) for m in d["fixes"]]
+    if moves:
+        out.append("<table class=\"moves\"><tr><th>Change</th><th>Scenario</th><th>Was</th><th>Now</th>"
+                   "<th>Broken invariant</th></tr>")
+        out += [f"<tr><td class={css}>{word}</td><td><code>{e(m['id'])}</code></td><td>{e(m['old'])}</td>"
+                f"<td>{e(m['new'])}</td><td><code>{e(m['first_broken'])}</code></td></tr>" for word, css, m in moves]
+        out.append("</table>")
+    if d["changed"]:
+        out.append(f"<details><summary>Changed figures ({len(d['changed'])})</summary><table><tr><th>Scenario</th>"
+                   "<th>Figure</th><th>Was</th><th>Now</th></tr>")
+        out += [f"<tr><td><code>{e(c['id'])}</code></td><td>{e(k)}</td><td class=n>{e(a)}</td><td class=n>{e(b)}</td>"
+                "</tr>" for c in d["changed"] for k, (a, b) in c["figures"].items()]
+        out.append("</table></details>")
+    out.append("</section>")
     return "\n".join(out)
 
 
@@ -456,13 +619,17 @@ def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
            f'<p class="muted">{e(s["category"])}, {e(s["severity"])}'
            f'{", file " + e(s["file"]) if s.get("file") else ""}</p>',
            f"<p>{_md_inline(ended_line(s))}.</p>"]
+    if s.get("description"):
+        out.append(f'<p class="description">{e(s["description"])}</p>')
     if s.get("reason"):
         out.append(f"<p>Stop reason: {e(s['reason'])}</p>")
     if s.get("error"):
         out.append(f"<p>Error: <code>{e(s['error'])}</code></p>")
     if s.get("grade"):
         out.append(f"<p class=\"waste {e(s['grade']['level'])}\">{e(waste_line(s['grade']))}.</p>")
-    out.append(f'<div class="scroll">{timeline_svg(s, events)}</div>')
+    out.append(f'<div class="timeline-box">{timeline_svg(s, events)}</div>')
+    out.append(f'<div class="cost-row">{cost_svg(s)}<p class="cost">{e(scenario_cost_text(s))}.<br>'
+               f'{e(coverage_line(s["coverage"]))}.</p></div>')
     out.append("<table class=\"invariants\"><tr><th>Invariant</th><th>Expected</th><th>Actual</th><th>Where</th>"
                "<th>Why</th></tr>")
     out += _invariant_rows(s["invariants"])
@@ -492,10 +659,13 @@ def render_html(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]
         "</head>",
         "<body>",
         "<h1>toolchaos certification report</h1>",
+        _baseline(report.get("baseline")),
         _summary(report),
+        _charts(report),
         _index(report),
         "<h2>Timelines</h2>",
-        f'<p class="muted">One column per trace event, in order; hover a mark for its details.</p>{legend()}',
+        f'<p class="muted">One column per trace event, in order, virtual seconds under them, model turns numbered '
+        f'above; an outcome class has a shape as well as a colour; hover a mark for its details.</p>{legend()}',
         scenarios,
         f'<footer class="muted"><p>{e(report["schema"])} v{report["schema_version"]}; '
         f'report.json holds the same data.</p></footer>',

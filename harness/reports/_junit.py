@@ -32,6 +32,8 @@ def _props(parent: ET.Element, items: Sequence[tuple[str, Any]]) -> None:
 
 def _suite_properties(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [("agent", report["agent"]["ref"]), ("agent_version", report["agent"].get("version")),
+            ("agent_commit", report["agent"].get("commit")), ("cost_usd", report["cost"]["usd"]),
+            ("priced_as", report["cost"]["model"]),
             ("seed", report["seed"]), ("suite", report["suite"]["name"]),
             ("suite_version", report["suite"].get("version")), ("suite_hash", report["suite"]["hash"]),
             ("harness_version", report["harness"]["version"]), ("required_level", report["required_level"]),
@@ -45,6 +47,9 @@ def _case_properties(s: Mapping[str, Any]) -> list[tuple[str, Any]]:
             ("executions", f["executions"]), ("model_turns", f["model_turns"]),
             ("refusals", f["refusals"]), ("side_effects", f["side_effects"]),
             ("virtual_seconds", f"{f['virtual_seconds']:g}"), ("tokens", f["tokens"]),
+            ("tokens_input", s["tokens"]["input"]), ("tokens_output", s["tokens"]["output"]),
+            ("cost_usd", s["cost"]["usd"]), ("first_broken", s.get("first_broken")),
+            ("fault_rules_fired", f"{s['coverage']['fired']}/{s['coverage']['declared']}"),
             *((f"executions.{tool}", n) for tool, n in s["executions"].items()),
             *((f"side_effects.{tool}", d["applied"]) for tool, d in s["side_effects"].items()),
             *_waste_properties(s.get("grade")),

@@ -12,6 +12,7 @@ from typing import Any
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import WASTE_LEVELS
+from toolchaos.reports._cost import usd
 
 MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
 
@@ -79,6 +80,90 @@ def first_break(s: Mapping[str, Any]) -> int | None:
     return min(seqs) if seqs else None
 
 
+def agent_text(agent: Mapping[str, Any]) -> str:
+    """The agent's version and commit in words ("" when neither is known)."""
+    parts = [str(agent["version"])] if agent.get("version") else []
+    if agent.get("commit"):
+        parts.append(f"commit {str(agent['commit'])[:12]}")
+    return ", ".join(parts)
+
+
+def cost_text(cost: Mapping[str, Any]) -> str:
+    """The suite's estimated cost in words, with the prices it rests on."""
+    return (f"{usd(cost['usd'])} for {cost['tokens_input']:,} input and {cost['tokens_output']:,} output tokens "
+            f"(estimate: priced as {cost['model']} at ${cost['input_per_million']:g}/${cost['output_per_million']:g} "
+            f"per million in/out, {cost['source']} prices dated {cost['dated']}); "
+            f"{usd(cost['wasted_usd_failing'])} of it wasted beyond the useful work in failing scenarios")
+
+
+def coverage_totals(cov: Mapping[str, Any]) -> str:
+    if not cov["declared"]:
+        return "no fault rule declared"
+    never = len(cov["never_fired"])
+    return f"{cov['fired']} of {cov['declared']} declared fault rules fired" + (
+        f"; {never} never did" if never else "")
+
+
+def coverage_line(cov: Mapping[str, Any]) -> str:
+    """A scenario's fault coverage in one line: per tool the faults met, the rules that fired and did not."""
+    tools = "; ".join(f"{t}: {r['executions']}/{r['calls']} executed ("
+                      + (", ".join(f"{k} x{n}" for k, n in r["faults"].items()) or "none") + ")"
+                      for t, r in cov["tools"].items() if r["calls"])
+    rules = ", ".join(f"{r['tool']} faults[{r['rule']}] x{r['fired']}" for r in cov["rules"])
+    out = f"Fault coverage: {tools or 'no tool called'}"
+    if cov["declared"]:
+        out += f"; rules fired {cov['fired']}/{cov['declared']} ({rules})"
+    if cov["never_fired"]:
+        out += "; never fired: " + "; ".join(cov["never_fired"])
+    return out
+
+
+def short(text: str | None, most: int = 110) -> str:
+    """The first line of a text, cut at a word near ``most`` characters."""
+    line = (text or "").strip().split("\n")[0]
+    return line if len(line) <= most else line[:most].rsplit(" ", 1)[0] + "…"
+
+
+def fixes_text(n: int) -> str:
+    return f"{n} fix{'' if n == 1 else 'es'}"
+
+
+def baseline_section(d: Mapping[str, Any]) -> list[str]:
+    """What changed since the baseline report: first in report.md and the step summary."""
+    old = d["old"]
+    who = f"{code(old['agent'])}" + (f" {cell(old['version'])}" if old.get("version") else "")
+    n = len(d["regressions"])
+    out = ["### Since the baseline", "",
+           f"Compared with {who} (level {cell(old['level'])}, {old['passed']}/{old['scenarios']} passed): "
+           f"{'**' if n else ''}{_n(n, 'regression')}{'**' if n else ''}, {fixes_text(len(d['fixes']))}"
+           f", {len(d['added'])} added, {len(d['removed'])} removed, {len(d['changed'])} with changed figures.", ""]
+    moves = [("❌ regression", m) for m in d["regressions"]] + [("✅ fixed", m) for m in d["fixes"]]
+    if moves:
+        out += ["| Change | Scenario | Was | Now | Broken invariant |", "|---|---|---|---|---|"]
+        out += [f"| {word} | {code(m['id'])} | {m['old']} | {m['new']} | {code(m['first_broken'])} |"
+                for word, m in moves]
+        out.append("")
+    if d["added"] or d["removed"]:
+        out += [f"Added: {', '.join(map(code, d['added'])) or 'none'}; removed: "
+                f"{', '.join(map(code, d['removed'])) or 'none'}.", ""]
+    if d["changed"]:
+        out += [f"<details><summary>Changed figures ({len(d['changed'])})</summary>", "",
+                "| Scenario | Executions | Side effects | Tokens | Cost |", "|---|---:|---:|---:|---:|"]
+        for c in d["changed"]:
+            f = c["figures"]
+            cells = [_moved(f.get(k), k == "cost_usd") for k in ("executions", "side_effects", "tokens", "cost_usd")]
+            out.append(f"| {code(c['id'])} | " + " | ".join(cells) + " |")
+        out += ["", "</details>", ""]
+    return out
+
+
+def _moved(pair: list[Any] | None, money: bool) -> str:
+    if not pair:
+        return ""
+    a, b = pair
+    return f"{usd(a)} → {usd(b)}" if money else f"{a:,} → {b:,}"
+
+
 def _severity_cell(c: Mapping[str, Any], sev: str) -> str:
     row = c["severity"].get(sev)
     return f"{row['passed']}/{row['scenarios']}" if row else "–"
@@ -87,8 +172,10 @@ def _severity_cell(c: Mapping[str, Any], sev: str) -> str:
 def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     suite, agent, harness = report["suite"], report["agent"], report["harness"]
     t = report["totals"]
-    out = [f"## toolchaos certification: {report['agent']['ref']}", "", headline(report), ""]
-    version = f" {agent['version']}" if agent.get("version") else ""
+    out = [f"## toolchaos certification: {cell(report['agent']['ref'])}", "", headline(report), ""]
+    if report.get("baseline"):
+        out += baseline_section(report["baseline"])
+    version = f" {agent_text(agent)}" if agent_text(agent) else ""
     suite_v = f" {suite['version']}" if suite.get("version") else ""
     out += [
         "| | |", "|---|---|",
@@ -97,6 +184,8 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
         f"| Seed | {report['seed']} |",
         f"| Result | {t['passed']} passed, {t['failed']} failed, {t['errors']} errors |",
         *([f"| Waste | {cell(waste_totals(report['waste']))} |"] if report["waste"]["graded"] else []),
+        f"| Cost | {cell(cost_text(report['cost']))} |",
+        f"| Fault coverage | {cell(coverage_totals(report['coverage']))} |",
         f"| Harness | toolchaos {cell(harness['version'])}, Python {cell(harness['python'])} |",
         f"| Run | {cell(report['started'])} to {cell(report['ended'])} |",
         "",
@@ -122,15 +211,25 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
     for s in failures:
         out += _failure(s, traces.get(s["trace"] or "", []))
     out += ["<details><summary>All scenarios</summary>", "",
-            "| Scenario | Category | Severity | Verdict | End state | Executions | Side effects | Virtual time | Waste |",
-            "|---|---|---|---|---|---:|---:|---:|---|"]
+            "| Scenario | Category | Severity | Verdict | First broken | End state | Executions | Side effects | "
+            "Tokens | Cost | Virtual time | Waste | Description |",
+            "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---|---|"]
     for s in report["scenarios"]:
         f = s["figures"]
         out.append(f"| {code(s['id'])} | {cell(s['category'])} | {cell(s['severity'])} | "
-                   f"{MARK.get(s['verdict'], '')} {s['verdict']} | {cell(s['terminal_state'])} | {f['executions']} | "
-                   f"{f['side_effects']} | {f['virtual_seconds']:g} s | {cell(_waste_cell(s.get('grade')))} |")
+                   f"{MARK.get(s['verdict'], '')} {s['verdict']} | {code(s.get('first_broken'))} | "
+                   f"{cell(s['terminal_state'])} | {f['executions']} | {f['side_effects']} | {f['tokens']:,} | "
+                   f"{usd(s['cost']['usd'])} | {f['virtual_seconds']:g} s | {cell(_waste_cell(s.get('grade')))} | "
+                   f"{cell(short(s.get('description')))} |")
     out += ["", "</details>", ""]
     return "\n".join(out)
+
+
+def scenario_cost_text(s: Mapping[str, Any]) -> str:
+    t, c = s["tokens"], s["cost"]
+    wasted = f", {usd(c['wasted_usd'])} of it beyond the useful work" if c.get("wasted_usd") else ""
+    return (f"Tokens: {t['input']:,} in + {t['output']:,} out over {len(t['per_turn'])} turns; "
+            f"estimated cost {usd(c['usd'])}{wasted}")
 
 
 def _waste_cell(grade: Mapping[str, Any] | None) -> str:
@@ -152,6 +251,9 @@ def _counts_as(s: Mapping[str, Any]) -> str:
 def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
     out = [f"#### {MARK.get(s['verdict'], '')} {code(s['id'])}: {cell(s['title'])}", "",
            f"*{cell(s['category'])}, {cell(s['severity'])}*{_counts_as(s)}; {ended_line(s)}.", ""]
+    if s.get("description"):
+        out += [f"> {cell(short(s['description'], 400))}", ""]
+    out += [f"{cell(scenario_cost_text(s))}.", "", f"{cell(coverage_line(s['coverage']))}.", ""]
     if s.get("reason"):
         out += [f"Stop reason: {cell(s['reason'])}", ""]
     if s.get("error"):

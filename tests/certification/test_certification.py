@@ -162,9 +162,6 @@ def test_the_legitimate_counterparts_catch_an_over_eager_cycle_detector(monkeypa
 
 
 BOUNDS = ("bounded", "max_side_effects", "completed")
-# The side-effect and resume scenarios are the fake world's (issue 13): their bounds are the zero
-# tolerance for duplicates, and giving each its why is left to that work.
-WORLD_CATEGORIES = ("side_effects", "resume")
 
 
 def _needs_why(name: str, params: dict[str, object]) -> bool:
@@ -175,7 +172,7 @@ def _needs_why(name: str, params: dict[str, object]) -> bool:
 
 
 def test_every_bound_says_why_and_every_scenario_its_useful_work() -> None:
-    scenarios = [s for s in suite() if s.category not in WORLD_CATEGORIES]
+    scenarios = suite()
     missing = [f"{s.name}: {e.name}" for s in scenarios for e in s.expect
                if e.line is not None and _needs_why(e.name, e.invariant.params()) and not e.why]
     assert not missing, f"bounds without a why: {missing}"

@@ -1,7 +1,8 @@
 """Independent runtimes against the certification suite: today's verdicts, each with its reason.
 
 builtin:loopguard, doomloop, gemini and breaker are ports of public guard designs written from
-the documented contract, not from builtin:guarded. For each design, every scenario it fails
+the documented contract, not from builtin:guarded; builtin:production is a careful
+production-style runtime written the same way, from the documents alone. For each design, every scenario it fails
 today is listed with the invariants it breaks, a class and the reason:
 
 - ``a``: real harm the design really does (a duplicate effect, an unchanged resend of a FATAL
@@ -138,8 +139,7 @@ EXPECTED: dict[str, Verdicts] = {
         "resume-redo-only-unfinished": (("goal", "idempotent", "max_side_effects"), "a",
                                         "no ledger: the restart rewrote finished records"),
         "side-concurrent-same-key": (("idempotent", "max_side_effects"), "a", "both parallel charges executed"),
-        "side-email-asked-repeatedly": (("bounded.turns", "idempotent", "max_side_effects", "world_state.created"),
-                                        "a",
+        "side-email-asked-repeatedly": (("idempotent", "max_side_effects", "world_state.created"), "a",
                                         "four emails before the detector fired"),
         "side-email-jittered-resend": (("bounded.turns", "idempotent", "max_side_effects"), "a",
                                        "no normalisation: a fresh request_id makes every send new: 40 emails"),
@@ -193,6 +193,10 @@ EXPECTED: dict[str, Verdicts] = {
                 "no Retry-After: retried at t=0") for sc in RESET_FORMS},
         **_no_key_charges(), REWRITE[0]: REWRITE[1],
     },
+    # Written from the documents alone (README, docs/agent-contract.md, docs/scenarios.md,
+    # docs/domain.md, docs/independent-runtimes.md), with its own constants: it fails nothing.
+    # Where it sits on a bound rather than inside it is in docs/independent-runtimes.md.
+    "production": {},
 }
 
 

@@ -28,7 +28,7 @@ def test_json_lists_every_section(capsys: pytest.CaptureFixture[str]) -> None:
     assert list(data["invariants"]) == list(INVARIANTS)
     assert list(data["tools"]) == list(catalogue.describe())
     assert list(data["agents"]) == ["builtin:naive", "builtin:guarded", "builtin:loopguard", "builtin:doomloop",
-                                    "builtin:gemini", "builtin:breaker", "package.module:attr"]
+                                    "builtin:gemini", "builtin:breaker", "builtin:production", "package.module:attr"]
     assert list(data["levels"]) == ["critical", "major", "all"]
     for section in data.values():
         for name, desc in section.items():

@@ -64,3 +64,10 @@ def test_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     empty.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     assert main(["replay", str(empty)]) == 2
     assert "no model turns" in capsys.readouterr().err
+
+
+def test_a_replay_of_a_toolchaos_trace_is_named_after_its_run_not_its_seed() -> None:
+    from toolchaos.cli._replay import _session_name
+
+    assert _session_name("lost-charge#0") == "lost-charge"  # not replay-lost-charge#0#0
+    assert _session_name("sess#abc") == "sess#abc" and _session_name("#3") == "#3"

@@ -48,3 +48,20 @@ def test_finish_writes_the_report_and_returns_the_exit_code(tmp_path: Path, monk
     out = io.StringIO()
     assert finish_command(parse(), sup.suite("builtin:guarded"), {"agent": "builtin:guarded"}, out) == 0
     assert out.getvalue() == "CERTIFIED: level reached all, required all\n"
+
+
+def test_a_regression_fails_a_certified_run_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolchaos.reports import write_reports
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    write_reports([sup.passing_minor("builtin:guarded")], {"agent": "builtin:guarded"}, tmp_path / "old",
+                  step_summary=False)
+    now = [sup.passing_minor("builtin:guarded")]
+    now[0].violations = [sup.timeout_repeat("builtin:naive").violations[0]]  # the minor scenario fails now
+    out = io.StringIO()
+    args = ("--require", "critical", "--baseline", str(tmp_path / "old"))
+    assert finish_command(parse(*args), now, {"agent": "builtin:guarded"}, out) == 0  # certified at critical
+    assert "REGRESSION legit.transient_503 (minor): pass -> fail: bounded.executions" in out.getvalue()
+    out = io.StringIO()
+    assert finish_command(parse(*args, "--fail-on-regression"), now, {"agent": "builtin:guarded"}, out) == 1
+    assert out.getvalue().rstrip().endswith("REGRESSED: 1 scenario(s) passed in the baseline and do not now")

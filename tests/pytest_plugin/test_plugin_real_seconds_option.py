@@ -38,7 +38,7 @@ def test_the_option_ends_a_spinning_scenario_at_the_limit(spin: pytest.Pytester)
     spin.makefile(".chaos.yaml", spin=SCENARIO)
     res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-real-seconds=0.5")
     res.assert_outcomes(failed=1)
-    res.stdout.fnmatch_lines([FROM_OPTION.format(0.5, "--chaos-real-seconds"), "run spin#0: WATCHDOG;*"])
+    res.stdout.fnmatch_lines([FROM_OPTION.format(0.5, "--chaos-real-seconds"), "run spin (seed 0): WATCHDOG;*"])
     took = res.reprec.matchreport("spin", when="call").duration  # type: ignore[attr-defined]
     assert 0.45 <= took < 2.5, f"the scenario ran {took:.2f}s under a 0.5s limit (the built-in default is 5s)"
     assert limits.session_real_seconds() is None, "the inner session's limit leaked into this one"

@@ -65,7 +65,7 @@ def test_report_is_written_and_failures_fail_the_run(pytester: pytest.Pytester) 
                               "report: out*report.html (also report.md, report.json, junit.xml)"])
     data = _report(pytester)
     assert [s["id"] for s in data["scenarios"]] == ["loops.critical", "loops.minor"]  # type: ignore[index]
-    assert data["agent"] == {"ref": "builtin:guarded", "version": data["harness"]["version"]}  # type: ignore[index]
+    assert data["agent"] == {"ref": "builtin:guarded", "version": None, "commit": None}  # type: ignore[index]
     assert (data["level"], data["certified"], data["suite"]["name"]) == ("major", False, "custom")  # type: ignore[index]
     for name in ("report.md", "report.html", "junit.xml", "traces/loops.minor.trace.jsonl"):
         assert (pytester.path / "out" / name).exists()
@@ -135,3 +135,30 @@ def test_step_summary_from_pytest(pytester: pytest.Pytester, monkeypatch: pytest
     pytester.makepyfile(test_scenarios=SCENARIOS)
     pytester.runpytest(*PLUGIN, "--chaos", "--chaos-report=out")
     assert summary.read_text() == (pytester.path / "out" / "report.md").read_text()
+
+
+def test_a_baseline_and_the_agent_version(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_scenarios=SCENARIOS)
+    res = pytester.runpytest(*PLUGIN, "--chaos", "--chaos-report=old", "--chaos-seed=0")
+    old = json.loads((pytester.path / "old" / "report.json").read_text())
+    old["scenarios"][1]["verdict"] = "pass"  # as if the minor scenario had passed in the last release
+    (pytester.path / "old" / "report.json").write_text(json.dumps(old))
+    pytester.makeini("[pytest]\nchaos_price_model = gpt-4o-mini\n")
+    res = pytester.runpytest(*PLUGIN, "--chaos", "--chaos-report=out", "--chaos-baseline=old",
+                             "--agent-version=1.4.0")
+    # the figures moved too: the cost is priced as another model now
+    res.stdout.fnmatch_lines(["since the baseline: 1 regression, 0 fixes, 0 added, 0 removed, 2 with changed figures",
+                              "  REGRESSION loops.minor (minor): pass -> fail: bounded.executions"])
+    data = _report(pytester)
+    assert data["agent"]["version"] == "1.4.0"  # type: ignore[index]
+    assert data["cost"]["model"] == "gpt-4o-mini"  # type: ignore[index]
+    assert [m["id"] for m in data["baseline"]["regressions"]] == ["loops.minor"]  # type: ignore[index]
+    assert (pytester.path / "out" / "report.md").read_text().count("### Since the baseline") == 1
+
+
+def test_a_baseline_that_is_no_report_is_said(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_scenarios=SCENARIOS)
+    res = pytester.runpytest(*PLUGIN, "--chaos", "--chaos-baseline=nowhere")
+    assert res.ret == pytest.ExitCode.INTERNAL_ERROR
+    res.stdout.fnmatch_lines(["*could not write the report: no report at nowhere (give a report.json or the "
+                              "directory holding one)"])

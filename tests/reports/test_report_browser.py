@@ -92,3 +92,56 @@ def test_chromium_renders_the_summary_and_draws_the_timelines(report_dir: Path) 
     assert "NOT CERTIFIED: required level all, reached none" in summary
     assert "builtin:naive" in summary and "1 passed" not in summary and "2 passed, 1 failed, 0 errors" in summary
     assert re.search(r"loops 1 0 1 0/1", summary), summary
+
+
+# --- the layout, measured in the browser ---------------------------------------------------
+
+
+def _dom_of(page: Path) -> str:
+    proc = chromium("--window-size=1400,1000", "--dump-dom", page.resolve().as_uri())
+    assert proc.returncode == 0 and "<html" in proc.stdout, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def _attr(dom: str, name: str) -> str:
+    found = re.search(rf'{name}="([^"]*)"', dom)
+    assert found is not None, f"the page's script did not write {name}"
+    return found.group(1)
+
+
+@pytest.fixture(scope="module")
+def naive_certification(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled suite's report of builtin:naive: every scenario fails but a few, the busiest timelines."""
+    from toolchaos.certification import certify, suite
+
+    out = tmp_path_factory.mktemp("naive-certification")
+    write_reports(certify("builtin:naive", suite()), {"agent": "builtin:naive", "suite": "certification"}, out,
+                  step_summary=False)
+    return out
+
+
+def test_the_naive_report_has_its_charts_axes_and_no_overlapping_label(naive_certification: Path) -> None:
+    from toolchaos.reports import read_report
+
+    scenarios = len(read_report(naive_certification / "report.json")["scenarios"])
+    dom = _dom_of(naive_certification / "report.html")
+    assert int(_attr(dom, "data-timelines-drawn")) == scenarios
+    # the two summary charts, and a cost curve per scenario
+    assert int(_attr(dom, "data-charts")) == 2 + scenarios
+    assert dom.count('class="chart chart-categories"') == 1 and dom.count('class="chart chart-scenarios"') == 1
+    assert dom.count('class="time-axis"') == scenarios and "virtual time (seconds)" in dom
+    assert int(_attr(dom, "data-axes")) >= 2 * scenarios, "every timeline labels at least two instants"
+    assert int(_attr(dom, "data-labels")) > 20 * scenarios, "the labels were measured"
+    assert _attr(dom, "data-label-overlaps") == "0", _attr(dom, "data-overlap-examples")
+
+
+def test_the_overlap_check_finds_labels_that_touch(tmp_path: Path) -> None:
+    from toolchaos.reports._html import SCRIPT
+
+    page = tmp_path / "overlap.html"
+    page.write_text('<!doctype html><html><body><svg width="300" height="60" xmlns="http://www.w3.org/2000/svg">'
+                    '<text x="10" y="20">bounded.executions</text><text x="40" y="24">terminal_state</text>'
+                    f'<text x="10" y="50">apart</text></svg><script>{SCRIPT}</script></body></html>')
+    dom = _dom_of(page)
+    assert _attr(dom, "data-label-overlaps") == "1"
+    assert _attr(dom, "data-overlap-examples") == "bounded.executions / terminal_state"
