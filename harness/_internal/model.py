@@ -335,19 +335,27 @@ class TokenMeter:
 
     def _update(self, messages: Sequence[Any], as_dicts: bool = False) -> None:
         seen, totals = self._seen, self._totals
-        n = len(messages)
-        keep = min(len(seen), n)
-        if keep and seen[:keep] != list(messages[:keep]):
-            keep = next(i for i in range(keep) if seen[i] != messages[i])  # the first message that changed
-        old = [(seen[i], totals[i + 1] - totals[i]) for i in range(keep, len(seen))]  # after a change
+        n, keep = len(messages), len(seen)
+        if keep > n or (keep and seen != list(messages[:keep])):  # shorter, or changed: find the first change
+            keep = min(keep, n)
+            keep = next((i for i in range(keep) if seen[i] != messages[i]), keep)
+            self._remeasure(messages, keep, as_dicts)
+            return
+        for m in messages[keep:] if keep else messages:  # the usual turn: new messages at the end
+            copy = dict(m) if as_dicts or isinstance(m, Mapping) else m
+            seen.append(copy)
+            totals.append(totals[-1] + _encoded_size(copy if as_dicts else m))
+
+    def _remeasure(self, messages: Sequence[Any], keep: int, as_dicts: bool) -> None:
+        """From the first changed message on: each one equal to its copy keeps its size."""
+        seen, totals = self._seen, self._totals
+        old = [(seen[i], totals[i + 1] - totals[i]) for i in range(keep, len(seen))]
         del seen[keep:], totals[keep + 1:]
         for j, m in enumerate(messages[keep:]):
-            if j < len(old) and old[j][0] == m:  # unchanged behind an edited one: its size stands
+            if j < len(old) and old[j][0] == m:
                 copy, size = old[j]
-            elif as_dicts:  # measured as the dict the caller reads (a model object becomes its fields)
-                copy = dict(m)
-                size = _encoded_size(copy)
-            else:
-                copy, size = (dict(m) if isinstance(m, Mapping) else m), _encoded_size(m)
+            else:  # as_dicts: measured as the dict the caller reads (a model object becomes its fields)
+                copy = dict(m) if as_dicts or isinstance(m, Mapping) else m
+                size = _encoded_size(copy if as_dicts else m)
             seen.append(copy)
             totals.append(totals[-1] + size)
