@@ -5,7 +5,7 @@
 The suite is 100 tests (40 with ``--quick``), each one ``toolchaos.wire.run`` of an
 unmodified SDK agent loop: the ``openai`` Chat Completions client or the ``anthropic``
 Messages client (alternating), the model answered by a scripted policy over the wire, the
-tool calls executed through the run's fake tools, 10 to 60 turns: tens to hundreds of
+tool calls executed through the run's fake tools, 10 to 40 turns: tens to hundreds of
 milliseconds of work per test, where ``-n`` should pay (the 1,000 tiny scenarios of ``bench_scale`` are
 dominated by pytest's start-up instead).
 
@@ -72,11 +72,11 @@ def _anthropic_agent(task: str, env: Any) -> str:
 
 
 def sdk_scenario(i: int) -> None:
-    """Test ``i`` of the suite: an SDK agent for ``10 + i % 51`` turns, asserted like a user's test."""
+    """Test ``i`` of the suite: an SDK agent for ``10 + i % 31`` turns, asserted like a user's test."""
     from toolchaos import Decision, wire
     from toolchaos.fake_tools import catalogue
 
-    turns = 10 + i % 51
+    turns = 10 + i % 31
 
     def policy(view: Any) -> Decision:
         if view.step < turns:
