@@ -161,7 +161,8 @@ def test_the_agent_reference_is_resolved_once_per_session(pytester: pytest.Pytes
         return real(ref)
 
     monkeypatch.setattr(_items, "agent_under_test", counting)
-    pytester.makefile(".chaos.yaml", loop=SCENARIO + "variants:\n  - id: a\n  - id: b\n  - id: c\n    agent: builtin:naive\n")
+    variants = "variants:\n  - id: a\n  - id: b\n  - id: c\n    agent: builtin:naive\n"
+    pytester.makefile(".chaos.yaml", loop=SCENARIO + variants)
     res = pytester.runpytest("--chaos")
     res.assert_outcomes(passed=2, failed=1)  # the naive agent's variant fails: each item ran its own agent
     assert sorted(resolved) == ["builtin:guarded", "builtin:naive"]
