@@ -32,6 +32,7 @@ saved real clock (the harness installs virtual time process-wide: inside a run
 
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 import sys
@@ -157,9 +158,11 @@ def _conversations(quick: bool) -> dict[str, float]:
     (the SDK's own work included, as a user feels it); ``wire_conversation_extra_us_<turns>``:
     what the harness adds per request, read at the transport (harness transport - bare
     transport: the SDK's work, the same in both arms, is not in the difference, so the
-    figure is not buried in its noise); ``wire_request_cost_slope``: how that extra grows, in
-    microseconds per request per 100 messages of history (least squares over the three
-    lengths against their mean history; 0 = flat). ``anthropic_`` prefix: Anthropic Messages.
+    figure is not buried in its noise; the young generation is collected before each timed
+    transport call in both arms, so the SDK's garbage is not billed to whoever allocates
+    next); ``wire_request_cost_slope``: how that extra grows, in microseconds per request
+    per 100 messages of history (least squares over the three lengths against their mean
+    history; 0 = flat). ``anthropic_`` prefix: Anthropic Messages.
     """
     import anthropic
     import httpx2
@@ -183,6 +186,10 @@ def _conversations(quick: bool) -> dict[str, float]:
             self.inner = inner
 
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            # The SDK leaves thousands of young objects per request (the openai client copies the
+            # whole history); whoever allocates next pays their collection. Collected here, outside
+            # the timing, in both arms: the figure is the transport's own work, not the SDK's garbage.
+            gc.collect(0)
             cpu = _cpu()
             response = self.inner.handle_request(request)
             response.read()  # the body as the harness streams it: part of its cost
