@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 _IN_PROCESS = """
 import json
 import freezegun.api as fz
-from toolchaos import _certify
+from toolchaos.certification import certify
 from toolchaos._agents import guarded  # noqa: F401  (imports are not the suite's work)
 t0 = fz.real_perf_counter()
-verdicts = _certify.certify("builtin:guarded")
+verdicts = certify("builtin:guarded")
 t1 = fz.real_perf_counter()
-again = _certify.certify("builtin:guarded")
+again = certify("builtin:guarded")
 t2 = fz.real_perf_counter()
 assert all(v.passed for v in verdicts + again), [v.headline() for v in verdicts if not v.passed]
 print(json.dumps({"cold": t1 - t0, "warm": t2 - t1, "n": len(verdicts)}))

@@ -38,7 +38,7 @@ class ModelClient:
                 raise stop
             run.flush_pending()
             run.step += 1
-            msgs = [dict(m) for m in messages]
+            msgs = run.prompt_meter.read(messages)  # the policy's copies: only new or changed messages are copied
             # What became of each call is the harness's record, not what the runtime wrote back.
             self.feedback = read_feedback(msgs, run.handled())
             view = ModelView(run.task, run.step, msgs, self.feedback, list(run.tools), run.rng, run.memory)

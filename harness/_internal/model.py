@@ -305,31 +305,57 @@ def estimate_tokens(messages: Sequence[Any]) -> int:
 class TokenMeter:
     """``estimate_tokens`` for a conversation that grows turn by turn, without re-encoding it.
 
-    Encoding the whole conversation every turn made a long run quadratic. The meter keeps each
-    message's encoded size beside a shallow copy of it and re-encodes only the messages that are
-    new or no longer equal to their copy (an agent that trims old tool results is measured
-    again). The figure is the one ``estimate_tokens`` gives for the same list.
+    Encoding the whole conversation every turn made a long run quadratic. The meter keeps a
+    shallow copy of each message beside the running total of the encoded sizes up to it, and
+    re-encodes only the messages that are new or no longer equal to their copy (an agent that
+    trims old tool results is measured again). The unchanged prefix is found by one list
+    comparison (a C loop, each message against its copy), so a turn costs what is new in it
+    plus a comparison, not a Python loop over the history. The figure is the one
+    ``estimate_tokens`` gives for the same list.
     """
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_seen", "_totals")
 
     def __init__(self) -> None:
-        self._seen: list[tuple[Any, int]] = []
+        self._seen: list[Any] = []  # a shallow copy of each message measured
+        self._totals: list[int] = [0]  # _totals[i]: the encoded sizes of the first i messages
 
     def estimate(self, messages: Sequence[Any]) -> int:
-        seen = self._seen
-        sizes = 0
-        for i, m in enumerate(messages):
-            if i < len(seen) and seen[i][0] == m:
-                sizes += seen[i][1]
-                continue
-            size = _encoded_size(m)
-            entry = (dict(m) if isinstance(m, Mapping) else m, size)
-            if i < len(seen):
-                seen[i] = entry
-            else:
-                seen.append(entry)
-            sizes += size
-        del seen[len(messages):]
+        self._update(messages)
         n = len(messages)
-        return 8 + (2 + sizes + max(n - 1, 0)) // 4
+        return 8 + (2 + self._totals[n] + max(n - 1, 0)) // 4
+
+    def read(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Shallow copies of ``messages`` (measured): the copies of unchanged messages are last turn's.
+
+        A caller that edits a copy gets a fresh one next turn (it no longer equals the message).
+        """
+        self._update(messages, as_dicts=True)
+        return list(self._seen)
+
+    def _update(self, messages: Sequence[Any], as_dicts: bool = False) -> None:
+        seen, totals = self._seen, self._totals
+        n, keep = len(messages), len(seen)
+        if keep > n or (keep and seen != list(messages[:keep])):  # shorter, or changed: find the first change
+            keep = min(keep, n)
+            keep = next((i for i in range(keep) if seen[i] != messages[i]), keep)
+            self._remeasure(messages, keep, as_dicts)
+            return
+        for m in messages[keep:] if keep else messages:  # the usual turn: new messages at the end
+            copy = dict(m) if as_dicts or isinstance(m, Mapping) else m
+            seen.append(copy)
+            totals.append(totals[-1] + _encoded_size(copy if as_dicts else m))
+
+    def _remeasure(self, messages: Sequence[Any], keep: int, as_dicts: bool) -> None:
+        """From the first changed message on: each one equal to its copy keeps its size."""
+        seen, totals = self._seen, self._totals
+        old = [(seen[i], totals[i + 1] - totals[i]) for i in range(keep, len(seen))]
+        del seen[keep:], totals[keep + 1:]
+        for j, m in enumerate(messages[keep:]):
+            if j < len(old) and old[j][0] == m:
+                copy, size = old[j]
+            else:  # as_dicts: measured as the dict the caller reads (a model object becomes its fields)
+                copy = dict(m) if as_dicts or isinstance(m, Mapping) else m
+                size = _encoded_size(copy if as_dicts else m)
+            seen.append(copy)
+            totals.append(totals[-1] + size)

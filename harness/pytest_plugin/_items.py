@@ -47,6 +47,7 @@ IMPORTS_INI = "chaos_allow_imports"
 SUITE_PREFIX = "toolchaos_scenarios/certification"
 
 verdicts_key = pytest.StashKey[list["Verdict"]]()  # every verdict of this session (this process)
+agents_key = pytest.StashKey[dict[str, AgentUnderTest]]()  # resolved once per reference, not once per item
 
 
 def add_ini(parser: pytest.Parser) -> None:
@@ -121,7 +122,13 @@ class ScenarioItem(pytest.Item):
     def _agent(self) -> AgentUnderTest:
         opt = self.config.option
         ref = opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
-        return agent_under_test(ref)  # any kind: in-process, SDK, a framework's agent, a process
+        if not isinstance(ref, str):  # a scenario's process agent: its cwd and env are its own, nothing to share
+            return agent_under_test(ref)
+        known = self.config.stash.setdefault(agents_key, {})
+        agent = known.get(ref)
+        if agent is None:  # resolving imports and recognises the kind (~0.2 ms): once per reference a session
+            agent = known[ref] = agent_under_test(ref)  # any kind: in-process, SDK, a framework's agent, a process
+        return agent
 
     def runtest(self) -> None:
         from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs

@@ -102,24 +102,28 @@ def _call(cid: Any, name: Any, args: Any) -> dict[str, Any]:
 
 def chat_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` as neutral messages."""
-    out: list[dict[str, Any]] = []
-    for m in body.get("messages") or ():
-        role = m.get("role")
-        if role == "assistant":
-            msg: dict[str, Any] = {"role": "assistant", "content": text_of(m.get("content")) or None}
-            calls = [_call(tc.get("id"), (tc.get("function") or {}).get("name"), (tc.get("function") or {}).get("arguments"))
-                     for tc in m.get("tool_calls") or ()]
-            if calls:
-                msg["tool_calls"] = calls
-            out.append(msg)
-        elif role == "tool":
-            out.append({"role": "tool", "tool_call_id": str(m.get("tool_call_id")),
-                        "content": tool_content(m.get("content"))})
-        elif role in ("system", "developer"):
-            out.append({"role": "system", "content": text_of(m.get("content"))})
-        else:
-            out.append({"role": "user", "content": text_of(m.get("content"))})
-    return out
+    return [n for m in body.get("messages") or () for n in chat_message_in(m)]
+
+
+def chat_message_in(m: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One Chat Completions message as a neutral message (each reads on its own: see ``_conversation``)."""
+    return [_chat_message(m)]
+
+
+def _chat_message(m: Mapping[str, Any]) -> dict[str, Any]:
+    role = m.get("role")
+    if role == "assistant":
+        msg: dict[str, Any] = {"role": "assistant", "content": text_of(m.get("content")) or None}
+        calls = [_call(tc.get("id"), (tc.get("function") or {}).get("name"), (tc.get("function") or {}).get("arguments"))
+                 for tc in m.get("tool_calls") or ()]
+        if calls:
+            msg["tool_calls"] = calls
+        return msg
+    if role == "tool":
+        return {"role": "tool", "tool_call_id": str(m.get("tool_call_id")), "content": tool_content(m.get("content"))}
+    if role in ("system", "developer"):
+        return {"role": "system", "content": text_of(m.get("content"))}
+    return {"role": "user", "content": text_of(m.get("content"))}
 
 
 def tool_content(content: Any) -> Any:
@@ -165,37 +169,42 @@ def anthropic_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Anthropic ``messages`` (content strings or blocks) as neutral messages (``system`` apart)."""
     out: list[dict[str, Any]] = []
     for m in body.get("messages") or ():
-        content = m.get("content")
-        if m.get("role") == "assistant":
-            if isinstance(content, str):
-                out.append({"role": "assistant", "content": content})
-                continue
-            texts, calls = [], []
-            for block in content or ():
-                kind = block.get("type")
-                if kind == "text":
-                    texts.append(str(block.get("text", "")))
-                elif kind in ("tool_use", "server_tool_use"):
-                    calls.append(_call(block.get("id"), block.get("name"), block.get("input")))
-            msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
-            if calls:
-                msg["tool_calls"] = calls
-            out.append(msg)
-            continue
+        out += anthropic_message_in(m)
+    return out
+
+
+def anthropic_message_in(m: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One Anthropic message as neutral messages: a user message's tool results are one message each
+    (each reads on its own: see ``_conversation``)."""
+    content = m.get("content")
+    if m.get("role") == "assistant":
         if isinstance(content, str):
-            out.append({"role": "user", "content": content})
-            continue
-        texts = []
+            return [{"role": "assistant", "content": content}]
+        texts, calls = [], []
         for block in content or ():
-            if block.get("type") == "tool_result":
-                result = tool_content(block.get("content"))
-                if block.get("is_error"):
-                    result = _as_error(result)
-                out.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": result})
-            elif block.get("type") == "text":
+            kind = block.get("type")
+            if kind == "text":
                 texts.append(str(block.get("text", "")))
-        if texts:
-            out.append({"role": "user", "content": "".join(texts)})
+            elif kind in ("tool_use", "server_tool_use"):
+                calls.append(_call(block.get("id"), block.get("name"), block.get("input")))
+        msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+        if calls:
+            msg["tool_calls"] = calls
+        return [msg]
+    if isinstance(content, str):
+        return [{"role": "user", "content": content}]
+    out: list[dict[str, Any]] = []
+    texts = []
+    for block in content or ():
+        if block.get("type") == "tool_result":
+            result = tool_content(block.get("content"))
+            if block.get("is_error"):
+                result = _as_error(result)
+            out.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": result})
+        elif block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+    if texts:
+        out.append({"role": "user", "content": "".join(texts)})
     return out
 
 

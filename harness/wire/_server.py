@@ -51,6 +51,7 @@ from toolchaos.fake_tools.retry import headers as retry_headers
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire import _names
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
+from toolchaos.wire._conversation import Conversations
 from toolchaos.wire._http import JSON, dumps, json_response, json_response_bytes, read_timeout, sse_response
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
 
@@ -196,6 +197,7 @@ class Wire:
         self.unmatched: list[str] = []
         self.responses: dict[str, list[dict[str, Any]]] = {}
         self.threads: dict[str, dict[str, Any]] = {}
+        self.conversations = Conversations()  # bodies read per conversation: a request costs what is new in it
         self.lock = threading.RLock()
         self.routes: dict[Key, tuple[str, Handler]] = {}
         self.prefixes: list[tuple[Key, Handler]] = []  # Gemini: the model's name is part of the path
@@ -301,7 +303,7 @@ class Wire:
 
     def _begin(self, api: str, request: httpx.Request) -> tuple[Request, dict[str, Any], ApiFault | None]:
         try:
-            body = json.loads(request.content or b"{}")
+            body = self.conversations.read(api, request.content or b"{}")
         except ValueError:
             body = None
         url = request.url
@@ -340,7 +342,7 @@ class Wire:
         self._serve(key, api, route, prefix)
 
     def _chat(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
-        turn = self._complete(rec, fmt.chat_messages(body), body)
+        turn = self._complete(rec, self.conversations.messages(body, fmt.chat_message_in), body)
         rid = f"chatcmpl-{self.run_slug}-{rec.n}"
         model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
         if rec.stream:
@@ -386,7 +388,7 @@ class Wire:
                     "invalid_request_error", f"Message {pid!r} has already been continued.",
                     "thread_already_continued"))
             history, system = state["messages"], state["system"]
-        new = fmt.anthropic_messages(body)
+        new = self.conversations.messages(body, fmt.anthropic_message_in)
         msgs = ([{"role": "system", "content": fmt.system_text(system)}] if system else []) + history + new
         turn = self._complete(rec, msgs, body)
         if state is not None:

@@ -103,3 +103,19 @@ def test_token_meter_gives_the_estimate_of_the_whole_conversation_as_it_grows_an
     del msgs[12:]
     assert meter.estimate(msgs) == estimate_tokens(msgs)
     assert meter.estimate([]) == estimate_tokens([]) == 8
+
+
+def test_token_meter_read_gives_copies_that_follow_the_messages():
+    meter = TokenMeter()
+    msgs = [{"role": "user", "content": f"m{i}"} for i in range(5)]
+    first = meter.read(msgs)
+    assert first == msgs and all(a is not b for a, b in zip(first, msgs))
+    msgs.append({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+    second = meter.read(msgs)
+    assert second[:5] == first and all(a is b for a, b in zip(first, second))  # unchanged: not copied again
+    second[2]["content"] = "edited by the reader"  # a caller that edits its copy gets a fresh one next turn
+    msgs[0]["content"] = "trimmed"  # the owner edits a message in place
+    third = meter.read(msgs)
+    assert third == msgs and third[2] is not second[2]
+    assert meter.estimate(third) == estimate_tokens(msgs)
+    assert meter.read(msgs[:2]) == msgs[:2] and meter.estimate(msgs[:2]) == estimate_tokens(msgs[:2])

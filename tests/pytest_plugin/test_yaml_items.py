@@ -147,3 +147,22 @@ def test_certify_under_xdist(pytester: pytest.Pytester, monkeypatch: pytest.Monk
     res = pytester.runpytest_subprocess("-p", "xdist", "-p", "toolchaos", "-n", "2", "--chaos-certify",
                                         "-p", "no:cacheprovider", "-q")
     res.assert_outcomes(passed=len(suite()))
+
+
+def test_the_agent_reference_is_resolved_once_per_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from toolchaos.pytest_plugin import _items
+
+    resolved: list[str] = []
+    real = _items.agent_under_test
+
+    def counting(ref: str) -> object:
+        resolved.append(ref)
+        return real(ref)
+
+    monkeypatch.setattr(_items, "agent_under_test", counting)
+    variants = "variants:\n  - id: a\n  - id: b\n  - id: c\n    agent: builtin:naive\n"
+    pytester.makefile(".chaos.yaml", loop=SCENARIO + variants)
+    res = pytester.runpytest("--chaos")
+    res.assert_outcomes(passed=2, failed=1)  # the naive agent's variant fails: each item ran its own agent
+    assert sorted(resolved) == ["builtin:guarded", "builtin:naive"]
