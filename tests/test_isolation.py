@@ -236,7 +236,7 @@ def test_threads_that_keep_calling_after_the_agent_returned_fail_the_run_and_are
     a_healthy_run_still_works()
 
 
-def test_late_calls_never_execute_and_the_count_is_exact():
+def test_late_calls_never_execute_and_nothing_is_written_after_end():
     kept = {}
 
     def agent(task, model, tools):
@@ -245,10 +245,13 @@ def test_late_calls_never_execute_and_the_count_is_exact():
         return "bye"
 
     r = run(agent, task="t", tools=tools(), policy=policies.scripted([]))
+    n = len(r.trace)
     for _ in range(5):
         with pytest.raises(RunClosed):
             kept["tools"].call("search", {"query": "late"})
-    assert r.total_executions == 1 and len(r.trace.of_kind("late")) == 5
+        with pytest.raises(RunClosed):
+            kept["tools"].refuse("search", {"query": "late"}, guard="g", reason="late")
+    assert r.total_executions == 1 and len(r.trace) == n and r.trace.events[-1]["kind"] == "end"
 
 
 def test_an_idle_thread_left_running_is_not_a_failure():

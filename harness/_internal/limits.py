@@ -88,6 +88,7 @@ class Ceiling:
 
     max_tool_calls: int = 1000
     max_model_turns: int = 200
+    max_refusals: int = 10_000  # a runtime refusing in a loop without asking the model is a runaway too
     real_seconds: float | None = None
     thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
 

@@ -52,7 +52,9 @@ class Trace:
     def write(self, path: str | Path) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(self.jsonl(), encoding="utf-8")
+        # A lone surrogate (agent text that is not valid Unicode) is written as JSON's own escape,
+        # \udXXX, which reads back as the same string: the file stays valid, nothing is lost.
+        p.write_text(self.jsonl(), encoding="utf-8", errors="backslashreplace")
         self.path = p
         return p
 

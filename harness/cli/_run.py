@@ -62,8 +62,9 @@ def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: boo
     # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
     # checks it with the plugin's rule and words (toolchaos._internal.limits.check_real_seconds).
     parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
-                        help="real-time limit of each agent run: the watchdog ends an agent still running after "
-                             f"SECONDS as a failure (WATCHDOG); {own}default {DEFAULT_REAL_SECONDS:g} seconds, "
+                        help="real-time limit of each agent run: the watchdog ends an agent that makes no progress for "
+                             f"SECONDS (no model request, tool call or event) as a failure (WATCHDOG); "
+                             f"{own}default {DEFAULT_REAL_SECONDS:g} seconds, "
                              f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents")
 
 

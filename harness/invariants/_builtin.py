@@ -760,7 +760,9 @@ class Terminated(Invariant):
         end = result.trace.of_kind("end")
         why = {"ceiling": "the harness ceiling ended it", "watchdog": "the real-time watchdog ended it",
                "crash": "the agent crashed", "policy": "the policy crashed", "interrupted": "interrupted",
-               "uncallable": "the harness could not call the agent"}
+               "uncallable": "the harness could not call the agent",
+               "result": "the agent returned a result the harness cannot read",
+               "tampered": "the agent tampered with the harness's watchdog"}
         detail = why.get(result.harness_stop, result.harness_stop)
         if result.error:
             detail += f": {result.error.strip().splitlines()[-1]}"

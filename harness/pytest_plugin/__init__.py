@@ -65,8 +65,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="also run the bundled certification suite (implies --chaos)")
     # A string, not type=float: the ini value goes through the same check (_real_seconds).
     group.addoption(REAL_SECONDS_OPTION, default=None, metavar="SECONDS",
-                    help="real-time limit of each chaos run: the watchdog ends an agent still running after "
-                         "SECONDS as a failure (WATCHDOG); a scenario's or test's own ceiling real_seconds "
+                    help="real-time limit of each chaos run: the watchdog ends an agent that makes no progress for "
+                         "SECONDS (no model request, tool call or event) as a failure (WATCHDOG); a scenario's or "
+                         "test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
                          f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
     parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
