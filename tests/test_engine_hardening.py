@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import signal
 import sys
 import threading
 
 import pytest
-from toolchaos import AgentResult, Ceiling, policies, run
+from toolchaos import AgentResult, Budgets, Ceiling, invariants, policies, run
 from toolchaos._internal import clock as _clock
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal import watchdog as _watchdog
@@ -367,3 +368,17 @@ def test_the_watchdog_never_fires_inside_a_gc_callback():
         sys.unraisablehook = old_hook
     assert seen == [] and unraisable == []
     healthy()
+
+
+# --- NaN and infinity are no bound --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: Ceiling(real_seconds=v), lambda v: Ceiling(thread_grace=v), lambda v: Budgets(max_seconds=v),
+    lambda v: invariants.bounded(virtual_seconds=v), lambda v: invariants.bounded(per_tool={"search": v}),
+])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_nan_and_infinity_are_refused_as_bounds(make, value):
+    with pytest.raises(ValueError, match="must be a finite number"):
+        make(value)
+    make(1.5)  # a finite one is fine

@@ -9,6 +9,7 @@ event and the ``RunResult``.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import operator
 import threading
@@ -83,9 +84,16 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
 
 
 def safe_name(name: str) -> str:
-    """A file name from a test or scenario id."""
-    out = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in name).strip("._")
-    return out[:180] or "run"
+    """A file name from a test or scenario id, one per id.
+
+    A name that is already safe is kept; otherwise the readable part is followed by a short hash
+    of the exact id, so ``test[a b]``, ``test[a_b]``, ``test[a/b]`` and ``test[a?b]`` never share a file.
+    """
+    out = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.=") else "_" for ch in name).strip("._")
+    if out == name and 0 < len(out) <= 180:
+        return out
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{out[:160] or 'run'}-{digest}"
 
 
 @dataclass(slots=True)

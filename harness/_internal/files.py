@@ -16,6 +16,7 @@ import os
 import stat
 import zlib
 from pathlib import Path
+from typing import IO
 
 GZIP_MAGIC = b"\x1f\x8b"
 # A log read whole (replay, the recorded policy): at most this many bytes on disk, and once
@@ -118,3 +119,22 @@ def open_regular(path: str | Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def open_new(path: str | Path) -> IO[bytes]:
+    """``path`` opened to be written from scratch, never through a symbolic link planted there.
+
+    An artifacts directory can be shared (CI caches, /tmp): a link named like a trace would make
+    the harness overwrite whatever it points to. ``O_NOFOLLOW`` refuses the link itself; the
+    refusal is an ``OSError`` that says so.
+    """
+    p = checked_path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(p, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(p):
+            raise _refuse(errno.ELOOP, "a symbolic link is in the way; the harness does not write through links",
+                          p) from None
+        raise
+    return os.fdopen(fd, "wb")

@@ -8,6 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def check_finite(owner: str, **values: Any) -> None:
+    """``ValueError`` for a NaN or infinite bound: NaN passes every comparison, so it would bound nothing."""
+    for name, value in values.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{owner}: {name} must be a finite number, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Budgets:
     """Limits the agent's runtime should enforce (handed to it as ``tools.budgets``)."""
@@ -16,6 +23,10 @@ class Budgets:
     max_executions: int | None = None  # tool executions
     max_seconds: float | None = None  # virtual wall-clock seconds
     max_tokens: int | None = None  # input + output tokens over the run
+
+    def __post_init__(self) -> None:
+        check_finite("Budgets", max_steps=self.max_steps, max_executions=self.max_executions,
+                     max_seconds=self.max_seconds, max_tokens=self.max_tokens)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -91,6 +102,10 @@ class Ceiling:
     max_refusals: int = 10_000  # a runtime refusing in a loop without asking the model is a runaway too
     real_seconds: float | None = None
     thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
+
+    def __post_init__(self) -> None:
+        check_finite("Ceiling", max_tool_calls=self.max_tool_calls, max_model_turns=self.max_model_turns,
+                     max_refusals=self.max_refusals, real_seconds=self.real_seconds, thread_grace=self.thread_grace)
 
     def watchdog_limit(self) -> tuple[float, str]:
         """The real-time limit a run under this ceiling gets, and who set it ("" when the ceiling or the default did)."""

@@ -20,7 +20,7 @@ from toolchaos._internal.limits import (
     set_session_real_seconds,
 )
 from toolchaos.adapters import agent_under_test
-from toolchaos.errors import AgentRefError, CommandError, ScenarioError
+from toolchaos.errors import AgentRefError, CommandError, ScenarioError, printable
 from toolchaos.reports import add_report_arguments, could_not_call, finish_command, verdict_status
 
 HELP = "run scenario files (or directories of them) against an agent"
@@ -171,9 +171,9 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
         if args.json:
             print(as_json(verdict))
         else:
-            print(line(verdict))
+            print(printable(line(verdict)))  # agent-supplied text: no escape sequences reach the terminal
             if args.verbose and not verdict.passed:
-                print("\n" + render_failure(verdict) + "\n")
+                print("\n" + printable(render_failure(verdict)) + "\n")
     return verdicts
 
 

@@ -16,6 +16,7 @@ data must pass (the constructors trust their types).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -170,6 +171,10 @@ class Bounded(Invariant):
 
     def __init__(self, executions: int | None = None, per_tool: Mapping[str, int] | None = None,
                  turns: int | None = None, virtual_seconds: float | None = None, tokens: int | None = None) -> None:
+        for field, value in (("executions", executions), ("turns", turns), ("virtual_seconds", virtual_seconds),
+                             ("tokens", tokens), *sorted((per_tool or {}).items())):
+            if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison: no bound
+                raise InvariantError(f"bounded: {field} must be a finite number, got {value!r}", field=field)
         self.executions, self.per_tool = executions, dict(per_tool or {})
         self.turns, self.virtual_seconds, self.tokens = turns, virtual_seconds, tokens
 

@@ -7,6 +7,7 @@ fixture, on top of these.)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +37,30 @@ def read_settings(config: pytest.Config) -> Settings:
     opt = config.option
     agent = opt.chaos_agent or config.getini("chaos_agent") or DEFAULT_AGENT
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts,
+    enabled = bool(opt.chaos or opt.chaos_certify)
+    if artifacts is not None and enabled:
+        _check_artifacts(artifacts)
+    return Settings(enabled, str(agent), int(opt.chaos_seed or 0), artifacts,
                     bool(getattr(opt, "chaos_record", False)))
+
+
+def _check_artifacts(folder: Path) -> None:
+    """One usage error at the start of the session for a folder traces cannot be written to, not one per test."""
+    problem = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        problem = "it exists and is not a directory"
+    except (OSError, ValueError) as exc:
+        problem = f"it cannot be created ({getattr(exc, 'strerror', None) or exc})"
+    else:
+        if not folder.is_dir():
+            problem = "it is not a directory"
+        elif not os.access(folder, os.W_OK | os.X_OK):
+            problem = "it is not writable"
+    if problem:
+        raise pytest.UsageError(f"--chaos-artifacts={folder}: {problem}; give a directory the traces can be "
+                                f"written to")
 
 
 def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
