@@ -382,3 +382,25 @@ def test_nan_and_infinity_are_refused_as_bounds(make, value):
     with pytest.raises(ValueError, match="must be a finite number"):
         make(value)
     make(1.5)  # a finite one is fine
+
+
+def test_the_watchdog_lands_only_at_safe_points():
+    from toolchaos._engine import runner
+
+    me = threading.get_ident()
+    seen = {}
+
+    def engine_cleanup():  # stands for the engine's handling of a run's end
+        seen["holding"] = _watchdog._may_land(me)
+
+    def agent_code():
+        seen["agent"] = _watchdog._may_land(me)
+
+    def reading_agent_objects():
+        engine_cleanup()  # an engine helper called while the agent's objects are read: still holding
+        agent_code()
+
+    _watchdog.safe_points(interruptible=[reading_agent_objects], holding=[engine_cleanup])
+    reading_agent_objects()
+    assert seen == {"holding": False, "agent": True}
+    assert runner._call.__code__ in _watchdog._holding and runner._read_result.__code__ in _watchdog._interruptible

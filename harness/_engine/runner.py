@@ -238,47 +238,54 @@ _FRAMES = 40  # the innermost frames of a crash's traceback: a runaway recursion
 
 def _formatted(exc: BaseException) -> str:
     """The traceback of an exception, bounded; its message is the agent's code, so it may not return."""
-    return _shielded(lambda: plain_text("".join(traceback.format_exception(exc, limit=-_FRAMES))),
+    return _shielded(lambda: _format_exception(exc),
                      lambda: f"{type(exc).__name__} (its message could not be read in time)\n")
 
 
+def _format_exception(exc: BaseException) -> str:
+    return plain_text("".join(traceback.format_exception(exc, limit=-_FRAMES)))
+
+
 def _message(exc: BaseException) -> str:
-    return _shielded(lambda: plain_text(str(exc)), lambda: type(exc).__name__)
+    return _shielded(lambda: _exception_text(exc), lambda: type(exc).__name__)
+
+
+def _exception_text(exc: BaseException) -> str:
+    return plain_text(str(exc))
 
 
 def _after_return(ending: _Ending, r: RunState, attempts: list[str], threads_before: set[threading.Thread],
                   grace: float) -> _Ending:
     """What only shows once the agent has returned: stops in other threads, threads still calling."""
+    started = [t for t in threading.enumerate() if t not in threads_before]
     if ending.harness_stop is None and isinstance(r.stopped, HardCeiling):  # hit in a worker thread
         ending = _Ending(AgentResult("HARD_CEILING"), "ceiling", str(r.stopped))
     if ending.harness_stop is None and attempts:  # refused in another thread, or swallowed by the agent
         ending = _Ending(AgentResult("CRASHED"), "network", str(NetworkBlocked(attempts[0])))
     if ending.interrupted is None:
-        leftover = _leftover_threads(threads_before, r, grace)
+        leftover = _leftover_threads(started, r, grace)
         if leftover and ending.harness_stop is None:
             ending = _Ending(AgentResult("CRASHED"), "threads",
                              f"the agent returned while threads it started still called tools: {', '.join(leftover)}; "
                              f"their calls were refused")
-    kept = _release_non_daemon(threads_before)
+    kept = _release_non_daemon(started) if started else []
     if kept:
         ending.warnings.append(f"the agent left non-daemon threads running: {', '.join(kept)}; the process will "
                                f"not wait for them at exit")
     return ending
 
 
-def _release_non_daemon(before: set[threading.Thread]) -> list[str]:
+def _release_non_daemon(started: list[threading.Thread]) -> list[str]:
     """Threads the agent started that would keep the process from exiting: let it exit without them (names).
 
     At exit the interpreter joins every non-daemon thread; one blocked in C, or looping, would
     hold the process (and the pytest session) forever. The thread runs on, but the interpreter
     no longer waits for it, as for a daemon thread.
     """
-    kept = sorted(t.name for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon)
-    if kept:
-        for t in threading.enumerate():
-            if t not in before and t.is_alive() and not t.daemon:
-                _as_daemon(t)
-    return kept
+    kept = [t for t in started if t.is_alive() and not t.daemon]
+    for t in kept:
+        _as_daemon(t)
+    return sorted(t.name for t in kept)
 
 
 def _as_daemon(t: threading.Thread) -> None:
@@ -323,9 +330,15 @@ def _a(value: Any) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
-def _leftover_threads(before: set[threading.Thread], r: RunState, grace: float) -> list[str]:
+# The watchdog's exception lands only while the agent runs or its objects are read, never in the
+# engine's own handling of the run's end (see toolchaos._internal.watchdog.safe_points).
+_watchdog.safe_points(interruptible=(invoke, _clock.run_awaitable, _read_result, _format_exception, _exception_text),
+                      holding=(_drive, _call, _shielded, _close, _stopped_by, _Limit.expired))
+
+
+def _leftover_threads(started: list[threading.Thread], r: RunState, grace: float) -> list[str]:
     """Threads the agent started that still call into the run after it returned (names)."""
-    started = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    started = [t for t in started if t.is_alive()]
     if not started:
         return []
     deadline = _clock.real_monotonic() + grace

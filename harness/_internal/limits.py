@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 
-def check_finite(owner: str, **values: Any) -> None:
-    """``ValueError`` for a NaN or infinite bound: NaN passes every comparison, so it would bound nothing."""
-    for name, value in values.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{owner}: {name} must be a finite number, got {value!r}")
+def check_finite(owner: Any) -> None:
+    """``ValueError`` for a NaN or infinite bound of a limits dataclass: NaN passes every comparison, so it
+    would bound nothing. (A loop over the fields, no keyword dict: every run builds one of these.)"""
+    for name in owner.__dataclass_fields__:
+        value = getattr(owner, name)
+        if value.__class__ is float and not math.isfinite(value):
+            raise ValueError(f"{type(owner).__name__}: {name} must be a finite number, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,7 @@ class Budgets:
     max_tokens: int | None = None  # input + output tokens over the run
 
     def __post_init__(self) -> None:
-        check_finite("Budgets", max_steps=self.max_steps, max_executions=self.max_executions,
-                     max_seconds=self.max_seconds, max_tokens=self.max_tokens)
+        check_finite(self)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -104,8 +105,7 @@ class Ceiling:
     thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
 
     def __post_init__(self) -> None:
-        check_finite("Ceiling", max_tool_calls=self.max_tool_calls, max_model_turns=self.max_model_turns,
-                     max_refusals=self.max_refusals, real_seconds=self.real_seconds, thread_grace=self.thread_grace)
+        check_finite(self)
 
     def watchdog_limit(self) -> tuple[float, str]:
         """The real-time limit a run under this ceiling gets, and who set it ("" when the ceiling or the default did)."""

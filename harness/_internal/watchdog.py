@@ -44,9 +44,9 @@ import gc
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from toolchaos._internal import clock as _clock
@@ -72,6 +72,11 @@ class _Watch:
 
 
 _watches: list[_Watch] = []  # armed runs, outermost first
+# Safe points (see ``safe_points``): code objects where a firing may land (the agent's call, the
+# engine reading agent objects) and where it must wait (the engine's own handling of a run's end).
+_interruptible: frozenset[CodeType] = frozenset()
+_holding: frozenset[CodeType] = frozenset()
+_WALK = 5_000  # frames looked at from the top; a deeper stack is the agent's (a runaway recursion)
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
 _fire_lock = threading.Lock()
@@ -115,6 +120,34 @@ def _install_signal() -> None:
         _signal_state = -1
 
 
+def safe_points(interruptible: Iterable[Callable[..., Any]], holding: Iterable[Callable[..., Any]]) -> None:
+    """Where the watchdog's exception may land, and where it waits.
+
+    The engine calls the agent (and reads the agent's objects) in ``interruptible`` functions;
+    the rest of its handling of a run's end happens in ``holding`` functions. When a run is due,
+    the watchdog looks at the thread's stack from the top: the first registered function it meets
+    decides. So a firing never lands in the engine's own cleanup (where it would escape
+    ``run``), and still ends an agent object whose ``__str__`` spins while the engine reads it.
+    """
+    global _interruptible, _holding
+    _interruptible = _interruptible | {f.__code__ for f in interruptible}
+    _holding = _holding | {f.__code__ for f in holding}
+
+
+def _may_land(thread: int) -> bool:  # pragma: no cover - untraced (see _loop)
+    frame: FrameType | None = sys._current_frames().get(thread)
+    for _ in range(_WALK):
+        if frame is None:
+            break
+        code = frame.f_code
+        if code in _interruptible:
+            return True
+        if code in _holding:
+            return False
+        frame = frame.f_back
+    return True
+
+
 def _due(w: _Watch, now: float) -> bool:
     if w.progress is not None:
         n = w.progress()
@@ -154,7 +187,7 @@ def _poll() -> None:  # pragma: no cover - runs untraced, so coverage cannot rec
             if w.thread in done:  # an outer run of a thread whose inner run is armed: paused
                 continue
             done.add(w.thread)
-            if _due(w, now):
+            if _due(w, now) and _may_land(w.thread):
                 _interrupt(w)
 
 
@@ -266,6 +299,10 @@ def _resume(thread: int) -> None:
         gc.enable()
 
 
+# The C function: signal.getsignal wraps it to build an enum member, a cost on every run.
+_getsignal: Callable[[int], Any] = getattr(getattr(signal, "_signal", None), "getsignal", signal.getsignal)
+
+
 def tampering() -> str | None:
     """What the calling thread's run did to the watchdog's signal, or None; the signal is put back as it was.
 
@@ -276,9 +313,9 @@ def tampering() -> str | None:
     if _signal_state != 1 or _SIGNAL is None or threading.current_thread() is not threading.main_thread():
         return None
     found: list[str] = []
-    handler = signal.getsignal(_SIGNAL)
+    handler = _getsignal(_SIGNAL)
     if handler is not _on_signal:
-        found.append("ignored it" if handler is signal.SIG_IGN else "replaced its handler")
+        found.append("ignored it" if handler in (signal.SIG_IGN, int(signal.SIG_IGN)) else "replaced its handler")
         signal.signal(_SIGNAL, _on_signal)
     if _SIGNAL in signal.pthread_sigmask(signal.SIG_BLOCK, []):
         found.append("blocked it")
