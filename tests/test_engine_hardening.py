@@ -404,3 +404,40 @@ def test_the_watchdog_lands_only_at_safe_points():
     reading_agent_objects()
     assert seen == {"holding": False, "agent": True}
     assert runner._call.__code__ in _watchdog._holding and runner._read_result.__code__ in _watchdog._interruptible
+
+
+def test_the_process_exits_with_a_non_daemon_thread_left_blocked(tmp_path):
+    import subprocess
+
+    script = tmp_path / "leaves_a_thread.py"
+    script.write_text(
+        "import threading\n"
+        "from toolchaos import policies, run\n"
+        "from toolchaos.fake_tools import catalogue\n"
+        "def agent(task, model, tools):\n"
+        "    threading.Thread(target=threading.Event().wait, name='forever', daemon=False).start()\n"
+        "    return 'ok'\n"
+        "r = run(agent, task='t', tools=[catalogue.get('search')], policy=policies.scripted([]))\n"
+        "print(r.warnings[0])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "non-daemon threads running: forever" in done.stdout
+
+
+def test_an_async_agent_swallowing_everything_does_not_spin_when_collected_later():
+    import asyncio
+
+    async def agent(task, model, tools):
+        while True:
+            try:
+                await asyncio.sleep(1)
+            except BaseException:  # its cancellation, the watchdog, and GeneratorExit when closed
+                continue
+
+    r, took = go(agent)
+    assert r.terminal_state == "WATCHDOG" and took < LIMIT + SLACK
+    del r
+    t0 = _clock.real_monotonic()
+    gc.collect()  # the suspended coroutine is kept, never closed: nothing spins here
+    assert _clock.real_monotonic() - t0 < SLACK
+    healthy()
