@@ -180,9 +180,7 @@ def _shielded(step: Callable[[], _T], fallback: Callable[[], _T]) -> _T:
 def _call(agent_fn: Callable[..., Any], name: str, r: RunState, model: ModelClient, toolbox: Toolbox,
           limit: _Limit) -> _Ending:
     try:
-        out = invoke(agent_fn, name, r.task, model, toolbox)
-        if inspect.isawaitable(out):
-            out = _clock.run_awaitable(out, r.clock)  # asyncio.run, virtual time
+        out = _awaited(invoke(agent_fn, name, r.task, model, toolbox), r)
     except BaseException as exc:  # the agent crashed, SystemExit included: a failed run, not a dead session
         _watchdog.extend(limit.token, min(_GRACE, limit.seconds))
         ending = _stopped_by(exc, limit)
@@ -197,6 +195,11 @@ def _call(agent_fn: Callable[..., Any], name: str, r: RunState, model: ModelClie
             return _Ending(AgentResult("CRASHED"), "tampered", tampered)
         ending.error = f"{ending.error}\n{tampered}" if ending.error else tampered
     return ending
+
+
+def _awaited(out: Any, r: RunState) -> Any:
+    """What the agent returned, awaited when it is awaitable (asyncio.run, virtual time)."""
+    return _clock.run_awaitable(out, r.clock) if inspect.isawaitable(out) else out
 
 
 def _close(token: int, previous: Any, net_mark: int, r: RunState) -> list[str]:
@@ -221,11 +224,11 @@ def _stopped_by(exc: BaseException, limit: _Limit) -> _Ending:
     if isinstance(exc, AgentCallError):  # nothing ran: not the agent's failure, the harness's error
         return _Ending(AgentResult("ERROR"), "uncallable", _message(exc))
     if isinstance(exc, HardCeiling):
-        return _Ending(AgentResult("HARD_CEILING"), "ceiling", str(exc))
+        return _Ending(AgentResult("HARD_CEILING"), "ceiling", _message(exc))
     if isinstance(exc, WatchdogExpired):
         return limit.expired()
     if isinstance(exc, NetworkBlocked):
-        return _Ending(AgentResult("CRASHED"), "network", str(exc))
+        return _Ending(AgentResult("CRASHED"), "network", _message(exc))
     if isinstance(exc, PolicyCrashed):
         return _Ending(AgentResult("CRASHED"), "policy", _formatted(exc.original), exc.original)
     if isinstance(exc, KeyboardInterrupt):
@@ -332,7 +335,7 @@ def _a(value: Any) -> str:
 
 # The watchdog's exception lands only while the agent runs or its objects are read, never in the
 # engine's own handling of the run's end (see toolchaos._internal.watchdog.safe_points).
-_watchdog.safe_points(interruptible=(invoke, _clock.run_awaitable, _read_result, _format_exception, _exception_text),
+_watchdog.safe_points(interruptible=(invoke, _awaited, _read_result, _format_exception, _exception_text),
                       holding=(_drive, _call, _shielded, _close, _stopped_by, _Limit.expired))
 
 
