@@ -343,9 +343,9 @@ def test_the_watchdog_never_fires_inside_a_gc_callback():
     seen = []
     unraisable = []
 
-    def callback(phase, info):  # as hypothesis's: Python code run by every collection
+    def callback(phase, info):  # as hypothesis's: Python code run by every collection (here, most of the time)
         try:
-            for _ in range(200):
+            for _ in range(5_000):
                 pass
         except BaseException as exc:
             seen.append(type(exc).__name__)
@@ -353,14 +353,14 @@ def test_the_watchdog_never_fires_inside_a_gc_callback():
 
     def agent(task, model, tools):
         while True:
-            [[] for _ in range(50)]  # allocations: collections all the time
-            gc.collect(0) if len(seen) < 0 else None
+            cycle = []
+            cycle.append(cycle)  # garbage only a collection frees: collections all the time
 
     old_hook = sys.unraisablehook
     sys.unraisablehook = lambda u: unraisable.append(u.exc_type.__name__)
     gc.callbacks.append(callback)
     try:
-        for _ in range(4):
+        for _ in range(3):
             r, _ = go(agent, real_seconds=0.1)
             assert r.terminal_state == "WATCHDOG"
     finally:

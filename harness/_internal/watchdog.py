@@ -28,7 +28,8 @@ The exception is never delivered inside a garbage collection: a collection runs 
 callbacks (hypothesis registers one), and an exception raised there is "unraisable" noise,
 lost to the run. The watchdog skips a poll while a collection runs, and switches automatic
 collection off before it fires (the engine switches it back on when the run is disarmed), so
-no collection can start between the firing and the exception's arrival.
+no collection can start between the firing and the exception's arrival. Its own two callbacks
+bracket everyone else's (first at "start", last at "stop"), re-placed at every ``arm``.
 
 The watchdog thread runs untraced and unprofiled. On CPython 3.11 an asynchronous
 exception queued for a thread blocked in C keeps the interpreter's "eval breaker" set
@@ -100,9 +101,29 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         raise WatchdogExpired()
 
 
-def _on_gc(phase: str, info: dict[str, Any]) -> None:
+def _on_gc_start(phase: str, info: dict[str, Any]) -> None:
     global _in_gc
-    _in_gc = phase == "start"
+    if phase == "start":
+        _in_gc = True
+
+
+def _on_gc_stop(phase: str, info: dict[str, Any]) -> None:
+    global _in_gc
+    if phase == "stop":
+        _in_gc = False
+
+
+def _bracket_gc() -> None:
+    """Our gc callbacks first and last, so a collection counts as running while any other callback runs."""
+    callbacks = gc.callbacks
+    if not callbacks or callbacks[0] is not _on_gc_start:
+        if _on_gc_start in callbacks:
+            callbacks.remove(_on_gc_start)
+        callbacks.insert(0, _on_gc_start)
+    if callbacks[-1] is not _on_gc_stop:
+        if _on_gc_stop in callbacks:
+            callbacks.remove(_on_gc_stop)
+        callbacks.append(_on_gc_stop)
 
 
 def _install_signal() -> None:
@@ -206,8 +227,6 @@ def _start() -> None:
     global _thread
     with _lock:
         if _thread is None:
-            if _on_gc not in gc.callbacks:
-                gc.callbacks.insert(0, _on_gc)
             _thread = threading.Thread(target=_loop, name="toolchaos-watchdog", daemon=True)
             _thread.start()
 
@@ -224,6 +243,7 @@ def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
         _install_signal()
     if _thread is None:
         _start()
+    _bracket_gc()  # callbacks registered since the last run (hypothesis adds one) run inside the bracket
     now = _clock.real_monotonic()
     with _fire_lock:
         _token += 1
