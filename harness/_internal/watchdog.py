@@ -113,7 +113,7 @@ def _on_gc_stop(phase: str, info: dict[str, Any]) -> None:
         _in_gc = False
 
 
-def _bracket_gc() -> None:
+def _bracket_gc() -> None:  # the callbacks themselves are holding (see safe_points, below)
     """Our gc callbacks first and last, so a collection counts as running while any other callback runs."""
     callbacks = gc.callbacks
     if not callbacks or callbacks[0] is not _on_gc_start:
@@ -153,6 +153,9 @@ def safe_points(interruptible: Iterable[Callable[..., Any]], holding: Iterable[C
     global _interruptible, _holding
     _interruptible = _interruptible | {f.__code__ for f in interruptible}
     _holding = _holding | {f.__code__ for f in holding}
+
+
+safe_points((), (_on_gc_start, _on_gc_stop))  # an exception raised in a gc callback is lost, "unraisable"
 
 
 def _may_land(thread: int) -> bool:  # pragma: no cover - untraced (see _loop)
