@@ -14,8 +14,8 @@ from typing import Any
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import WASTE_LEVELS
-from toolchaos.reports._cost import usd
 from toolchaos.errors import printable
+from toolchaos.reports._cost import usd
 
 MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
 
@@ -23,7 +23,7 @@ MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
 # Agent-supplied text (titles, tool names, reasons, errors) reaches GitHub's renderer, also through
 # $GITHUB_STEP_SUMMARY: no raw HTML (``<img onerror>``, ``</details>``), no Markdown it did not mean
 # (emphasis, links, a ``|`` that splits a table cell), no control characters.
-_MARKDOWN = re.compile(r"([\\`*_\[\]~|])")
+_MARKDOWN = re.compile(r"([\\`*\[\]~|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")  # "_" inside a word never formats
 
 
 def _line(value: Any) -> str:
@@ -33,7 +33,7 @@ def _line(value: Any) -> str:
 
 def cell(value: Any) -> str:
     """Text safe inside a Markdown table cell (and anywhere in a line): HTML and Markdown escaped."""
-    return _MARKDOWN.sub(r"\\\1", html.escape(_line(value), quote=False))
+    return _MARKDOWN.sub(r"\\\g<0>", html.escape(_line(value), quote=False))
 
 
 def code(value: Any) -> str:
