@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolchaos._internal.files import open_new
+from toolchaos._internal.files import MAX_LOG_BYTES, open_new, read_capped
 from toolchaos._internal.trace import Trace
 from toolchaos.errors import ReportError
 from toolchaos.reports._core import SCHEMA, SCHEMA_VERSION, Entry, build_report, scenario_entry
@@ -103,8 +103,8 @@ def append_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> 
 
 
 def read_report(path: str | Path) -> dict[str, Any]:
-    """Load a report.json, checking that it is one this version can read."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Load a report.json, checking that it is one this version can read (a regular file, at most 64 MiB)."""
+    data = json.loads(read_capped(path, MAX_LOG_BYTES).decode("utf-8"))
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ReportError(f"{path}: not a toolchaos report (no \"schema\": \"{SCHEMA}\")")
     if data.get("schema_version") != SCHEMA_VERSION:

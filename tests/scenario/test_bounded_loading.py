@@ -115,3 +115,11 @@ def test_fuzz_example_counts_have_a_ceiling():
     with pytest.raises(ScenarioError, match=r"fuzz\.examples: expected an integer from 1 to 10,000") as err:
         load_text(text + "fuzz: {examples: 1000000000}\n", "s.chaos.yaml")
     assert err.value.line is not None
+
+
+@needs_posix
+def test_a_baseline_report_that_is_a_device_is_refused_not_read(tmp_path):
+    from toolchaos.reports import read_report
+
+    with pytest.raises(OSError, match="character device, not a regular file"):
+        read_report("/dev/zero")
