@@ -123,3 +123,14 @@ def test_a_baseline_report_that_is_a_device_is_refused_not_read(tmp_path):
 
     with pytest.raises(OSError, match="character device, not a regular file"):
         read_report("/dev/zero")
+
+
+@needs_posix
+def test_a_baseline_given_as_a_fifo_is_one_clear_error(tmp_path):
+    from toolchaos.errors import ReportError
+    from toolchaos.reports import load_report
+
+    fifo = tmp_path / "report.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ReportError, match="a FIFO"):
+        load_report(fifo)
