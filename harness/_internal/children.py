@@ -1,0 +1,617 @@
+"""Child processes: started in their own process group (and PID namespace), ended with all they started.
+
+The one place in toolchaos that starts and ends child processes. A child is a command
+(``start``) run with a given argv, environment, working directory and stdin bytes; its
+stdout and stderr are captured into bounded buffers; it is waited for in real time and
+ended, with everything it started, by ``end``::
+
+    child = children.start(["node", "agent.js"], env={...}, cwd="work", stdin=b"task",
+                           seal_network=True, forward={8765: "/run/server.sock"})
+    code = child.wait(timeout=5.0)       # exit code (-N: killed by signal N), None if still running
+    ended = child.end(grace=0.5)         # Ended(returncode=..., signal=..., killed=True/False)
+    child.stdout, child.stderr           # bytes, each capped (a marker says how much was cut)
+
+How a child is contained, where the platform allows it (Linux with unprivileged user
+namespaces; ``sealing_available()`` says so):
+
+- it runs in a new user namespace (mapped to the caller's own uid and gid) with a new PID
+  namespace, whose first process (a small init forked from the keeper, below) starts the
+  command. When that init ends, the kernel kills every process left in the namespace:
+  a double fork, ``setsid``, ``start_new_session=True`` or a daemon cannot outlive the child;
+- ``end`` sends SIGTERM to the child's process group, and the init passes it on to every
+  process in the namespace (also those that left the group), then SIGKILL after the grace;
+- with ``seal_network=True`` the child also gets a new network namespace with only
+  loopback up: no socket, resolver, subprocess or C library call can reach another host.
+  ``forward={port: unix_socket_path}`` listens on ``127.0.0.1:port`` inside that namespace
+  and relays each connection to a Unix socket the parent listens on (Unix sockets are
+  files, which cross network namespaces), so a sealed child can still reach the harness's
+  own server.
+
+The process tree: the caller, then a *keeper* (forked from the caller, in the new user and
+network namespaces, outside the PID namespace), then the *init* (PID 1 of the new
+namespace, relaying the forwarded ports), then the command. The keeper's process group is
+the child's; the caller waits for the keeper, and the init reports the command's own exit
+status on a pipe. If the keeper is killed, the kernel kills the init (its parent-death
+signal), and with it the namespace.
+
+Where namespaces are not available (macOS, a kernel or container that forbids unprivileged
+user namespaces), the command runs in its own process group only, and ``forward`` listens
+in the caller's own network. Then a process that leaves the group (``setsid``,
+``start_new_session=True``) is not ended by ``end``, and the network is not sealed: the
+in-process socket guard (``toolchaos._internal.isolation``) is all that stands between an
+in-process agent and the network, and a command can reach any host. (The command then
+leads a session of its own, so ``end`` reaches whatever it starts in that session.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import os
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Child", "Ended", "sealing_available", "start"]
+
+CAP = 1 << 20  # bytes kept of each of stdout and stderr by default
+_DRAIN = 0.2  # real seconds to drain output after the child ended (a leftover may hold the pipe)
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP, _IFF_LOOPBACK, _IFF_RUNNING = 0x1, 0x8, 0x40
+
+_libc: ctypes.CDLL | None
+try:
+    _libc = ctypes.CDLL(None, use_errno=True)  # loaded here: a forked child must not load libraries
+except OSError:  # pragma: no cover - platforms without a C library handle
+    _libc = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """How a child ended: its exit code, or the signal that killed it; ``killed`` when ``end`` had to SIGKILL it."""
+
+    returncode: int | None
+    signal: int | None
+    killed: bool
+
+    @property
+    def code(self) -> int:
+        """The exit code, or ``-N`` for a death by signal N (as ``subprocess`` reports it)."""
+        return self.returncode if self.returncode is not None else -(self.signal or 0)
+
+
+class _Capped:
+    """The first ``cap`` bytes of a stream, and how many were cut after them."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.data, self.cut = cap, bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.cap - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        self.cut += max(0, len(chunk) - max(room, 0))
+
+    def value(self) -> bytes:
+        if not self.cut:
+            return bytes(self.data)
+        return bytes(self.data) + f"\n[toolchaos: {self.cut} more bytes cut]\n".encode()
+
+
+# --- can this platform seal a child? -----------------------------------------------------
+
+_available: bool | None = None
+_probe_lock = threading.Lock()
+
+
+def sealing_available() -> bool:
+    """Whether children get their own PID and network namespaces here (probed once per process)."""
+    global _available
+    if _available is None:
+        with _probe_lock:
+            if _available is None:
+                _available = _probe()
+    return _available
+
+
+def _probe() -> bool:
+    """Fork a process that sets up the namespaces a child would get, and see whether it managed."""
+    if _libc is None or not hasattr(os, "fork") or not Path("/proc/self/uid_map").exists():
+        return False
+    pid = _fork()
+    if pid == 0:  # pragma: no cover - the forked probe (coverage does not follow it)
+        code = 1
+        try:
+            _enter_namespaces(seal_network=True)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def _fork() -> int:
+    # Python 3.12+ warns that forking a threaded process may deadlock the child. Ours never
+    # takes a lock another thread could hold: it runs a few system calls, then exec or exit.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())  # one write: the kernel parses a map from a single write
+    finally:
+        os.close(fd)
+
+
+def _enter_namespaces(*, seal_network: bool) -> None:
+    """Move this (single-threaded, forked) process into new user and network namespaces.
+
+    Its children go into a new PID namespace (the first becomes its PID 1).
+    """
+    assert _libc is not None
+    uid, gid = os.getuid(), os.getgid()  # read before: inside, they read as the overflow id until mapped
+    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if seal_network else 0)
+    if _libc.unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare: {os.strerror(err)}")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    if seal_network:  # a new network namespace has loopback down: bring it up, nothing else exists
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
+
+
+# --- forwarding loopback ports to Unix sockets ---------------------------------------------
+
+
+def _listen(forward: Mapping[int, str | os.PathLike[str]]) -> list[tuple[socket.socket, str]]:
+    out = []
+    for port, path in forward.items():
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", int(port)))
+        s.listen(64)
+        out.append((s, os.fspath(path)))
+    return out
+
+
+def _serve_forwards(listeners: list[tuple[socket.socket, str]]) -> None:
+    for sock, path in listeners:
+        threading.Thread(target=_accept_loop, args=(sock, path), name="toolchaos-forward", daemon=True).start()
+
+
+def _accept_loop(listener: socket.socket, path: str) -> None:
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(path)
+        except OSError:
+            conn.close()
+            upstream.close()
+            continue
+        for a, b in ((conn, upstream), (upstream, conn)):
+            threading.Thread(target=_pump, args=(a, b), name="toolchaos-pump", daemon=True).start()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while chunk := src.recv(65536):
+            dst.sendall(chunk)
+    except OSError:
+        pass
+    finally:  # half-close: the other direction may still be talking
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(OSError):
+            src.shutdown(socket.SHUT_RD)
+
+
+# --- the child ----------------------------------------------------------------------------
+
+
+class Child:
+    """A started child process (see the module docstring). Thread-safe; ``end`` is idempotent."""
+
+    def __init__(self, pid: int, sealed: bool, out_fd: int, err_fd: int, in_fd: int | None, stdin: bytes,
+                 status_fd: int | None, status_head: bytes, cap: int, popen: subprocess.Popen[bytes] | None,
+                 listeners: list[tuple[socket.socket, str]]) -> None:
+        self.pid = pid  # the process the caller waits for: the keeper, or the command itself
+        self.sealed = sealed  # in its own PID (and, when asked, network) namespace
+        self._out, self._err = _Capped(cap), _Capped(cap)
+        self._popen = popen
+        self._listeners = listeners
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._status: tuple[str, int] | None = None  # the init's report: ("X", code) or ("K", signal)
+        self._wait_status: int | None = None
+        self._killed = False
+        self._ended: Ended | None = None
+        self._reader = threading.Thread(target=self._read,
+                                        args=(out_fd, err_fd, in_fd, stdin, status_fd, bytearray(status_head)),
+                                        name=f"toolchaos-child-{pid}", daemon=True)
+        self._reader.start()
+
+    # -- what the caller reads
+
+    @property
+    def stdout(self) -> bytes:
+        with self._lock:
+            return self._out.value()
+
+    @property
+    def stderr(self) -> bytes:
+        with self._lock:
+            return self._err.value()
+
+    @property
+    def ended(self) -> Ended | None:
+        """How the child ended, once it has (``None`` while it runs)."""
+        if not self._done.is_set():
+            return None
+        return self._outcome()
+
+    def running(self) -> bool:
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait up to ``timeout`` real seconds; the exit code (``-N``: killed by signal N), or ``None`` if still running."""
+        if not self._done.wait(timeout):
+            return None
+        return self._outcome().code
+
+    def end(self, grace: float = 0.5) -> Ended:
+        """End the child and everything it started: SIGTERM, then SIGKILL after ``grace`` real seconds; reaped."""
+        if not self._done.is_set():
+            self._signal(signal.SIGTERM)
+            if not self._done.wait(max(0.0, grace)):
+                self._killed = True
+                self._signal(signal.SIGKILL)
+                self._done.wait()
+        self._reader.join()
+        return self._outcome()
+
+    # -- how
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    def _outcome(self) -> Ended:
+        with self._lock:
+            if self._ended is None:
+                self._ended = self._decide()
+            return self._ended
+
+    def _decide(self) -> Ended:
+        killed = self._killed
+        if self._status is not None:  # the init saw the command end: its own status
+            kind, value = self._status
+            return Ended(value, None, killed) if kind == "X" else Ended(None, value, killed)
+        status = self._wait_status or 0
+        if os.WIFSIGNALED(status):
+            return Ended(None, os.WTERMSIG(status), killed)
+        return Ended(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None, None, killed)
+
+    def _read(self, out_fd: int, err_fd: int, in_fd: int | None, stdin: bytes, status_fd: int | None,
+              status_buf: bytearray) -> None:
+        """Drain the output, feed stdin, and reap: the child never blocks on a full pipe."""
+        sel = selectors.DefaultSelector()
+        sinks: dict[int, Callable[[bytes], None]] = {out_fd: self._out.add, err_fd: self._err.add}
+        if status_fd is not None:
+            sinks[status_fd] = status_buf.extend
+        for fd in sinks:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        feed = _Feed(sel, in_fd, stdin)
+        exit_fd = _pidfd(self.pid)
+        if exit_fd is not None:
+            sel.register(exit_fd, selectors.EVENT_READ)
+        deadline: float | None = None  # once the child has ended: how long its output may still come
+        try:
+            while True:
+                if deadline is None and self._reap():
+                    deadline = time.monotonic() + _DRAIN
+                    feed.close()
+                    if exit_fd is not None:
+                        sel.unregister(exit_fd)
+                        os.close(exit_fd)
+                        exit_fd = None
+                if deadline is not None and (not sinks or time.monotonic() >= deadline):
+                    break
+                if deadline is None and not sinks and feed.fd is None:
+                    self._reap(block=True)  # every pipe closed: nothing left but the exit
+                    continue
+                poll = exit_fd is None or deadline is not None
+                for key, _ in sel.select(0.05 if poll else None):
+                    fd = int(key.fd)
+                    if fd == feed.fd:
+                        feed.write()
+                    elif fd in sinks:
+                        self._take(sel, sinks, fd)
+        finally:
+            feed.close()
+            for fd in [*sinks, *([] if exit_fd is None else [exit_fd])]:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            sel.close()
+            self._reap(block=True)
+            self._status = _parse_status(bytes(status_buf)) if status_fd is not None else None
+            for s, _ in self._listeners:
+                s.close()
+            self._done.set()
+
+    def _take(self, sel: selectors.BaseSelector, sinks: dict[int, Callable[[bytes], None]], fd: int) -> None:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            with self._lock:
+                sinks[fd](chunk)
+            return
+        sel.unregister(fd)
+        os.close(fd)
+        del sinks[fd]
+
+    def _reap(self, block: bool = False) -> bool:
+        """Reap the process the caller waits for; without a PID namespace, kill what it left in its group first."""
+        if self._wait_status is not None:
+            return True
+        try:  # WNOWAIT: its pid stays taken, so the group's id cannot be reused while we kill the rest
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG))
+        except ChildProcessError:
+            info = None
+        if info is None and not block:
+            return False
+        if not self.sealed:
+            self._signal(signal.SIGKILL)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # pragma: no cover - reaped by someone else (a SIGCHLD handler)
+            status = 0
+        self._wait_status = status
+        if self._popen is not None:  # we reaped it: the Popen object must not try again
+            self._popen.returncode = os.waitstatus_to_exitcode(status)
+        return True
+
+
+class _Feed:
+    """Stdin bytes written as the child reads them, then closed."""
+
+    def __init__(self, sel: selectors.BaseSelector, fd: int | None, data: bytes) -> None:
+        self.sel, self.fd, self.pending = sel, fd, memoryview(data)
+        if fd is not None:
+            os.set_blocking(fd, False)
+            if data:
+                sel.register(fd, selectors.EVENT_WRITE)
+            else:
+                self.close()
+
+    def write(self) -> None:
+        assert self.fd is not None
+        try:
+            n = os.write(self.fd, self.pending[:65536])
+        except BlockingIOError:
+            return
+        except OSError:  # the child closed its stdin: it read what it wanted
+            n = len(self.pending)
+        self.pending = self.pending[n:]
+        if not self.pending:
+            self.close()
+
+    def close(self) -> None:
+        if self.fd is None:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            self.sel.unregister(self.fd)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        self.fd = None
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
+def _parse_status(data: bytes) -> tuple[str, int] | None:
+    for line in data.decode(errors="replace").splitlines():
+        if line[:1] in ("X", "K") and line[1:].lstrip("-").isdigit():
+            return line[0], int(line[1:])
+    return None
+
+
+# --- starting -----------------------------------------------------------------------------
+
+
+def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
+          stdin: bytes = b"", seal_network: bool = False, forward: Mapping[int, str | os.PathLike[str]] | None = None,
+          cap: int = CAP) -> Child:
+    """Start ``argv`` as a contained child (see the module docstring); ``OSError`` when it cannot start.
+
+    ``env``: the whole environment (default: the caller's). ``stdin``: bytes fed to it, then
+    closed. ``seal_network``: loopback only, where ``sealing_available()``. ``forward``:
+    loopback ports that relay to Unix sockets of the caller. ``cap``: bytes kept of each of
+    stdout and stderr.
+    """
+    argv = [os.fspath(a) for a in argv]
+    if not argv:
+        raise ValueError("start: an empty command")
+    environ = dict(os.environ if env is None else env)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe()
+    try:
+        if sealing_available():
+            return _start_sealed(argv, environ, cwd, (in_r, out_w, err_w), (in_w, out_r, err_r), stdin,
+                                 seal_network, dict(forward or {}), cap)
+        return _start_plain(argv, environ, cwd, (in_r, out_w, err_w), (in_w, out_r, err_r), stdin,
+                            dict(forward or {}), cap)
+    except BaseException:
+        for fd in (in_w, out_r, err_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        raise
+    finally:
+        for fd in (in_r, out_w, err_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _start_plain(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
+                 child_fds: tuple[int, int, int], our_fds: tuple[int, int, int], stdin: bytes,
+                 forward: dict[int, str | os.PathLike[str]], cap: int) -> Child:
+    listeners = _listen(forward)
+    try:
+        popen = subprocess.Popen(argv, stdin=child_fds[0], stdout=child_fds[1], stderr=child_fds[2], env=env,
+                                 cwd=cwd, start_new_session=True, close_fds=True)
+    except BaseException:
+        for s, _ in listeners:
+            s.close()
+        raise
+    _serve_forwards(listeners)
+    return Child(popen.pid, False, our_fds[1], our_fds[2], our_fds[0], stdin, None, b"", cap, popen, listeners)
+
+
+def _start_sealed(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
+                  child_fds: tuple[int, int, int], our_fds: tuple[int, int, int], stdin: bytes, seal_network: bool,
+                  forward: dict[int, str | os.PathLike[str]], cap: int) -> Child:
+    status_r, status_w = os.pipe()
+    try:
+        pid = _fork()
+        if pid == 0:  # pragma: no cover - the keeper (coverage does not follow a fork)
+            os.close(status_r)
+            for fd in our_fds:
+                os.close(fd)
+            _keeper(argv, env, cwd, child_fds, status_w, seal_network, forward)
+        with contextlib.suppress(OSError):  # both sides set the group: no window where end() misses it
+            os.setpgid(pid, pid)
+    finally:
+        os.close(status_w)
+    try:
+        rest = _await_start(status_r, pid)
+    except BaseException:
+        os.close(status_r)
+        raise
+    return Child(pid, True, our_fds[1], our_fds[2], our_fds[0], stdin, status_r, rest, cap, None, [])
+
+
+def _await_start(status_r: int, pid: int) -> bytes:
+    """Block until the init reports the command started (``S``), or raise the error it reports (``E``).
+
+    Returns what the pipe held after that line (the command may already have ended).
+    """
+    buf = b""
+    while b"\n" not in buf:
+        chunk = os.read(status_r, 4096)
+        if not chunk:
+            os.waitpid(pid, 0)
+            raise OSError(errno.ECHILD, "the child ended before its command started")
+        buf += chunk
+    line, _, rest = buf.partition(b"\n")
+    if line.startswith(b"E"):
+        os.waitpid(pid, 0)
+        code, message, filename = [*line[1:].decode(errors="replace").split("\t"), "", ""][:3]
+        number = int(code) if code.isdigit() else errno.EINVAL
+        raise OSError(number, message, filename) if filename else OSError(number, message)
+    return rest
+
+
+def _report(fd: int, line: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(fd, line.encode(errors="replace") + b"\n")
+
+
+def _keeper(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
+            child_fds: tuple[int, int, int], status_w: int, seal_network: bool,
+            forward: dict[int, str | os.PathLike[str]]) -> None:  # pragma: no cover - runs in the keeper
+    """In the keeper: enter the namespaces, fork the init, wait for it.
+
+    The keeper cannot start threads (after ``unshare(CLONE_NEWPID)`` the kernel refuses
+    them), so the forwarded ports are served by the init.
+    """
+    code = 0
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the forking thread's mask is not the command's
+        os.setpgid(0, 0)
+        _enter_namespaces(seal_network=seal_network)
+        init = _fork()
+        if init == 0:
+            _init(argv, env, cwd, child_fds, status_w, forward)
+        for fd in (*child_fds, status_w):
+            os.close(fd)
+        # The caller's SIGTERM is for the command: the init passes it on to the namespace.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.waitpid(init, 0)
+    except BaseException as exc:
+        _report(status_w, f"E{getattr(exc, 'errno', None) or errno.EINVAL}\t{getattr(exc, 'strerror', None) or exc}\t")
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _init(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
+          child_fds: tuple[int, int, int], status_w: int,
+          forward: dict[int, str | os.PathLike[str]]) -> None:  # pragma: no cover - runs in the init
+    """PID 1 of the namespace: serve the forwarded ports, start the command, pass SIGTERM on, report its end."""
+    code = 0
+    try:
+        assert _libc is not None
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the keeper killed: the namespace dies
+        signal.signal(signal.SIGTERM, _pass_on)
+        signal.signal(signal.SIGINT, _pass_on)
+        try:
+            _serve_forwards(_listen(forward))
+            popen = subprocess.Popen(argv, stdin=child_fds[0], stdout=child_fds[1], stderr=child_fds[2], env=env,
+                                     cwd=cwd, close_fds=True)
+        except OSError as exc:
+            _report(status_w, f"E{exc.errno or errno.EINVAL}\t{exc.strerror or exc}\t{exc.filename or ''}")
+            return
+        for fd in child_fds:
+            os.close(fd)
+        _report(status_w, "S")
+        _, status = os.waitpid(popen.pid, 0)
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        _report(status_w, f"K{sig}" if sig is not None else f"X{os.waitstatus_to_exitcode(status)}")
+    except BaseException as exc:
+        _report(status_w, f"E{errno.EINVAL}\t{exc}\t")
+        code = 1
+    finally:
+        os._exit(code)  # PID 1 ends: the kernel kills what is left in the namespace
+
+
+def _pass_on(signum: int, frame: object) -> None:  # pragma: no cover - runs in the init
+    if os.getpid() == 1:  # only ever as PID 1 of its own namespace: kill(-1) there means "the namespace"
+        with contextlib.suppress(OSError):
+            os.kill(-1, signum)
