@@ -21,14 +21,17 @@ See docs/isolation.md.
 
 Modules: ``runner`` (``run()``), ``state`` (the per-run state all the others write to),
 ``toolbox`` (what the agent calls), ``client`` (the model client), ``result``
-(``RunResult``), ``subject`` (``AgentUnderTest``: an agent of any kind, with its own run).
+(``RunResult``), ``subject`` (``AgentUnderTest``: an agent of any kind, with its own run),
+``isolated`` (a run in a contained child process, its trace streamed back: ``set_isolation``).
 The stops the harness raises inside the agent live in ``toolchaos.errors``.
 """
 
 from toolchaos._engine.client import ModelClient
+from toolchaos._engine.isolated import ISOLATION_MODES, isolation, set_isolation
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.runner import run, safe_name
 from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 
-__all__ = ["AgentUnderTest", "ModelClient", "RunResult", "Toolbox", "run", "safe_name"]
+__all__ = ["ISOLATION_MODES", "AgentUnderTest", "ModelClient", "RunResult", "Toolbox", "isolation", "run", "safe_name",
+           "set_isolation"]

@@ -9,9 +9,12 @@ event and the ``RunResult``.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import inspect
+import itertools
 import operator
+import signal
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from toolchaos._agents import invoke, label, resolve_agent
+from toolchaos._engine import isolated as _isolated
 from toolchaos._engine.client import ModelClient
 from toolchaos._engine.plain import plain, plain_text
 from toolchaos._engine.result import RunResult
@@ -29,8 +33,9 @@ from toolchaos._engine.toolbox import Toolbox
 from toolchaos._internal import clock as _clock
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal import watchdog as _watchdog
-from toolchaos._internal.events import end_event
+from toolchaos._internal.events import Event, end_event
 from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import REPORT_FIELDS, AgentResult, report_value
 from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, UserError, WatchdogExpired
@@ -63,8 +68,9 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     """
     if isinstance(agent, AgentUnderTest):
         extra = {} if api_faults is None else {"api_faults": api_faults}
-        return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
-                            store=store, name=name, artifacts=artifacts, ledger=ledger, world=world, **extra)
+        with _isolated.in_process():  # its runner calls this engine, and keeps what the HTTP side recorded
+            return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
+                                store=store, name=name, artifacts=artifacts, ledger=ledger, world=world, **extra)
     if api_faults is not None:
         raise UserError("api_faults: an in-process agent's model is not answered over HTTP, so model-API faults "
                         "cannot reach it; run an SDK or framework agent (KIND:pkg.mod:attr) or toolchaos serve",
@@ -74,12 +80,17 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     _isolation.install()
     r = _state(name, task, seed, tools, policy, budgets, ceiling or Ceiling(), store, ledger,
                world if isinstance(world, World) else World(world))
-    ending = _drive(agent_fn, label(agent), r)
-    res = _finish(r, ending)
+    agent_label = label(agent)
+
+    def execute() -> tuple[RunResult, BaseException | None]:
+        ending = _drive(agent_fn, agent_label, r)
+        return _finish(r, ending), ending.interrupted
+
+    res, interrupted = _in_child(execute, r) if _isolated.wanted(r.store) else execute()
     if artifacts is not None:
         res.trace.write(Path(artifacts) / f"{safe_name(name)}.trace.jsonl")
-    if ending.interrupted is not None:
-        raise ending.interrupted
+    if interrupted is not None:
+        raise interrupted
     return res
 
 
@@ -371,3 +382,70 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),
                      toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools),
                      toolset.world, toolset.rules_fired(), toolset.rule_hits(), ending.warnings)
+
+
+# --- the run in a child process (toolchaos._engine.isolated) ------------------------------
+
+
+def _in_child(execute: Callable[[], tuple[RunResult, BaseException | None]],
+              r: RunState) -> tuple[RunResult, BaseException | None]:
+    """Run in a contained child; the parent builds the result from what it streamed."""
+    real_seconds, limit_source = r.ceiling.watchdog_limit()
+    out = _isolated.fork_run(execute, r, real_seconds)
+    if out.result is not None and "unsendable" not in out.result:
+        return _from_child(r, out.result, out.events), _interruption(out.result.get("interrupted"))
+    r.events = out.events
+    _isolated.restore_ledger(r.toolset.ledger, [*r.toolset.ledger.effects, *out.effects])
+    r.usage = [Usage(e["tokens_in"], e["tokens_out"]) for e in out.events if e["kind"] == "model"]
+    r.step = max((e["step"] for e in out.events), default=0)
+    r.seq = itertools.count(max((e["seq"] for e in out.events), default=0) + 1)
+    r.clock.t = max((e["t"] for e in out.events), default=0.0)
+    r.pending = []
+    if out.timed_out:
+        error = (f"the agent ran past the real-time limit of {real_seconds:g}s"
+                 f"{f' (set by {limit_source})' if limit_source else ''} and did not stop: its process was killed")
+        return _finish(r, _Ending(AgentResult("WATCHDOG"), "watchdog", error)), None
+    return _finish(r, _Ending(AgentResult("CRASHED"), "crash", _death(out))), None
+
+
+def _death(out: _isolated.Outcome) -> str:
+    if out.result is not None:
+        return f"the run's result could not be sent back from its process: {out.result['unsendable']}"
+    if out.cut:
+        return f"the run streamed more than {_isolated.STREAM_CAP >> 20} MiB of trace; its process was stopped"
+    ended = out.ended
+    if ended.signal is not None:
+        try:
+            name = signal.Signals(ended.signal).name
+        except ValueError:
+            name = f"signal {ended.signal}"
+        return f"the agent's process died of {name} before the run ended"
+    return f"the agent's process exited (code {ended.returncode}) before the run ended"
+
+
+def _from_child(r: RunState, data: dict[str, Any], events: list[Event]) -> RunResult:
+    toolset = r.toolset
+    _isolated.restore_ledger(toolset.ledger, data["ledger"])
+    _isolated.restore_world(toolset.world, data["world"])
+    if isinstance(r.store, dict):
+        r.store.clear()
+        r.store.update(data["store"])
+    return RunResult(r.run_id, r.seed, r.task, data["state"], data["answer"], data["report"], Trace(events),
+                     toolset.ledger, [Usage(i, o) for i, o in data["usage"]], data["harness_stop"], data["error"],
+                     data["virtual_seconds"], dict(toolset.tools), toolset.world,
+                     {k: tuple(v) for k, v in data["rules_fired"].items()},
+                     {k: dict(v) for k, v in data["rule_hits"].items()}, list(data.get("warnings", [])))
+
+
+def _interruption(raised: Any) -> BaseException | None:
+    """What interrupted the child's run (Ctrl-C, the policy's own bug), raised again here."""
+    if raised is None:
+        return None
+    name, text = raised
+    kind = getattr(builtins, str(name), None)
+    if isinstance(kind, type) and issubclass(kind, BaseException):
+        try:
+            return kind(text)
+        except Exception:
+            pass
+    return RuntimeError(text)

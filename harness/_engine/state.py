@@ -113,3 +113,4 @@ class RunState:
         last = self.events[-1] if self.events else None
         if last is not None and last["kind"] == "model":
             last["shown"] = shown
+            self.events[-1] = last  # the same event: an isolated run's stream sends it again, now complete

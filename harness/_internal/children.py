@@ -11,6 +11,12 @@ ended, with everything it started, by ``end``::
     ended = child.end(grace=0.5)         # Ended(returncode=..., signal=..., killed=True/False)
     child.stdout, child.stderr           # bytes, each capped (a marker says how much was cut)
 
+``fork_call(fn)`` is the same for a Python function instead of a command: the caller is
+forked (nothing is imported or started again, so it costs a fork, not an interpreter
+start), ``fn(fd)`` runs in the child, and what it writes to ``fd`` arrives in
+``child.stdout``; its own stdout and stderr stay the caller's. In the PID namespace ``fn``
+runs as PID 1, so when it returns (or dies) everything it started dies with it.
+
 How a child is contained, where the platform allows it (Linux with unprivileged user
 namespaces; ``sealing_available()`` says so):
 
@@ -62,7 +68,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Child", "Ended", "sealing_available", "start"]
+__all__ = ["Child", "Ended", "fork_call", "sealing_available", "start"]
 
 CAP = 1 << 20  # bytes kept of each of stdout and stderr by default
 _DRAIN = 0.2  # real seconds to drain output after the child ended (a leftover may hold the pipe)
@@ -233,26 +239,49 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
 
 
 class Child:
-    """A started child process (see the module docstring). Thread-safe; ``end`` is idempotent."""
+    """A started child process (see the module docstring). Thread-safe; ``end`` is idempotent.
 
-    def __init__(self, pid: int, sealed: bool, out_fd: int, err_fd: int, in_fd: int | None, stdin: bytes,
+    A command's output is drained by a thread of its own, so it never blocks on a full pipe
+    while the caller does something else; a forked function's channel is drained by whoever
+    waits for it (``wait``, ``end``), which keeps a thread start off the per-run path.
+    """
+
+    def __init__(self, pid: int, sealed: bool, out_fd: int, err_fd: int | None, in_fd: int | None, stdin: bytes,
                  status_fd: int | None, status_head: bytes, cap: int, popen: subprocess.Popen[bytes] | None,
-                 listeners: list[tuple[socket.socket, str]]) -> None:
+                 listeners: list[tuple[socket.socket, str]], background: bool = True) -> None:
         self.pid = pid  # the process the caller waits for: the keeper, or the command itself
         self.sealed = sealed  # in its own PID (and, when asked, network) namespace
         self._out, self._err = _Capped(cap), _Capped(cap)
         self._popen = popen
         self._listeners = listeners
         self._lock = threading.Lock()
+        self._pump_lock = threading.Lock()
         self._done = threading.Event()
+        self._status_fd = status_fd
+        self._status_buf = bytearray(status_head)
         self._status: tuple[str, int] | None = None  # the init's report: ("X", code) or ("K", signal)
         self._wait_status: int | None = None
         self._killed = False
         self._ended: Ended | None = None
-        self._reader = threading.Thread(target=self._read,
-                                        args=(out_fd, err_fd, in_fd, stdin, status_fd, bytearray(status_head)),
-                                        name=f"toolchaos-child-{pid}", daemon=True)
-        self._reader.start()
+        self._sel = selectors.DefaultSelector()
+        self._sinks: dict[int, Callable[[bytes], None]] = {out_fd: self._out.add}
+        if err_fd is not None:
+            self._sinks[err_fd] = self._err.add
+        if status_fd is not None:
+            self._sinks[status_fd] = self._status_buf.extend
+        for fd in self._sinks:
+            os.set_blocking(fd, False)
+            self._sel.register(fd, selectors.EVENT_READ)
+        self._feed = _Feed(self._sel, in_fd, stdin)
+        self._exit_fd = _pidfd(pid)
+        if self._exit_fd is not None:
+            self._sel.register(self._exit_fd, selectors.EVENT_READ)
+        self._drain_until: float | None = None  # once the child has ended: how long its output may still come
+        self._reader: threading.Thread | None = None
+        if background:
+            self._reader = threading.Thread(target=self._pump, args=(None,), name=f"toolchaos-child-{pid}",
+                                            daemon=True)
+            self._reader.start()
 
     # -- what the caller reads
 
@@ -269,28 +298,29 @@ class Child:
     @property
     def ended(self) -> Ended | None:
         """How the child ended, once it has (``None`` while it runs)."""
-        if not self._done.is_set():
+        if not self._wait_done(0):
             return None
         return self._outcome()
 
     def running(self) -> bool:
-        return not self._done.is_set()
+        return not self._wait_done(0)
 
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait up to ``timeout`` real seconds; the exit code (``-N``: killed by signal N), or ``None`` if still running."""
-        if not self._done.wait(timeout):
+        if not self._wait_done(timeout):
             return None
         return self._outcome().code
 
     def end(self, grace: float = 0.5) -> Ended:
         """End the child and everything it started: SIGTERM, then SIGKILL after ``grace`` real seconds; reaped."""
-        if not self._done.is_set():
+        if not self._wait_done(0):
             self._signal(signal.SIGTERM)
-            if not self._done.wait(max(0.0, grace)):
+            if not self._wait_done(max(0.0, grace)):
                 self._killed = True
                 self._signal(signal.SIGKILL)
-                self._done.wait()
-        self._reader.join()
+                self._wait_done(None)
+        if self._reader is not None:
+            self._reader.join()
         return self._outcome()
 
     # -- how
@@ -315,55 +345,77 @@ class Child:
             return Ended(None, os.WTERMSIG(status), killed)
         return Ended(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None, None, killed)
 
-    def _read(self, out_fd: int, err_fd: int, in_fd: int | None, stdin: bytes, status_fd: int | None,
-              status_buf: bytearray) -> None:
-        """Drain the output, feed stdin, and reap: the child never blocks on a full pipe."""
-        sel = selectors.DefaultSelector()
-        sinks: dict[int, Callable[[bytes], None]] = {out_fd: self._out.add, err_fd: self._err.add}
-        if status_fd is not None:
-            sinks[status_fd] = status_buf.extend
-        for fd in sinks:
-            os.set_blocking(fd, False)
-            sel.register(fd, selectors.EVENT_READ)
-        feed = _Feed(sel, in_fd, stdin)
-        exit_fd = _pidfd(self.pid)
-        if exit_fd is not None:
-            sel.register(exit_fd, selectors.EVENT_READ)
-        deadline: float | None = None  # once the child has ended: how long its output may still come
+    def _wait_done(self, timeout: float | None) -> bool:
+        if self._done.is_set():
+            return True
+        if self._reader is not None:
+            return self._done.wait(timeout)
+        until = None if timeout is None else time.monotonic() + timeout
+        if not self._pump_lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            return self._done.is_set()
         try:
-            while True:
-                if deadline is None and self._reap():
-                    deadline = time.monotonic() + _DRAIN
-                    feed.close()
-                    if exit_fd is not None:
-                        sel.unregister(exit_fd)
-                        os.close(exit_fd)
-                        exit_fd = None
-                if deadline is not None and (not sinks or time.monotonic() >= deadline):
-                    break
-                if deadline is None and not sinks and feed.fd is None:
-                    self._reap(block=True)  # every pipe closed: nothing left but the exit
-                    continue
-                poll = exit_fd is None or deadline is not None
-                for key, _ in sel.select(0.05 if poll else None):
-                    fd = int(key.fd)
-                    if fd == feed.fd:
-                        feed.write()
-                    elif fd in sinks:
-                        self._take(sel, sinks, fd)
+            self._pump(until)
         finally:
-            feed.close()
-            for fd in [*sinks, *([] if exit_fd is None else [exit_fd])]:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            sel.close()
-            self._reap(block=True)
-            self._status = _parse_status(bytes(status_buf)) if status_fd is not None else None
-            for s, _ in self._listeners:
-                s.close()
-            self._done.set()
+            self._pump_lock.release()
+        return self._done.is_set()
 
-    def _take(self, sel: selectors.BaseSelector, sinks: dict[int, Callable[[bytes], None]], fd: int) -> None:
+    def _pump(self, until: float | None) -> None:
+        """Drain the output, feed stdin and reap, until the child has ended or ``until`` (monotonic) passes."""
+        try:
+            while not self._done.is_set():
+                if self._step(until):
+                    self._finish()
+                    return
+                if until is not None and time.monotonic() >= until:
+                    return
+        except BaseException:
+            self._finish()
+            raise
+
+    def _step(self, until: float | None) -> bool:
+        """One round of the loop; True when the child has ended and its output is drained."""
+        if self._drain_until is None and self._reap():
+            self._drain_until = time.monotonic() + _DRAIN
+            self._feed.close()
+            if self._exit_fd is not None:
+                self._sel.unregister(self._exit_fd)
+                os.close(self._exit_fd)
+                self._exit_fd = None
+        if self._drain_until is not None and (not self._sinks or time.monotonic() >= self._drain_until):
+            return True
+        if self._drain_until is None and not self._sinks and self._feed.fd is None and self._exit_fd is None:
+            if until is None:
+                self._reap(block=True)  # every pipe closed: nothing left but the exit
+            else:  # no pidfd on this platform: poll the exit
+                time.sleep(min(0.002, max(0.0, until - time.monotonic())))
+            return False
+        timeout = None if self._exit_fd is not None and self._drain_until is None else 0.02
+        if until is not None:
+            left = max(0.0, until - time.monotonic())
+            timeout = left if timeout is None else min(timeout, left)
+        for key, _ in self._sel.select(timeout):
+            fd = int(key.fd)
+            if fd == self._feed.fd:
+                self._feed.write()
+            elif fd in self._sinks:
+                self._take(fd)
+        return False
+
+    def _finish(self) -> None:
+        self._feed.close()
+        for fd in [*self._sinks, *([] if self._exit_fd is None else [self._exit_fd])]:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._sinks.clear()
+        self._exit_fd = None
+        self._sel.close()
+        self._reap(block=True)
+        self._status = _parse_status(bytes(self._status_buf)) if self._status_fd is not None else None
+        for s, _ in self._listeners:
+            s.close()
+        self._done.set()
+
+    def _take(self, fd: int) -> None:
         try:
             chunk = os.read(fd, 65536)
         except BlockingIOError:
@@ -372,11 +424,11 @@ class Child:
             chunk = b""
         if chunk:
             with self._lock:
-                sinks[fd](chunk)
+                self._sinks[fd](chunk)
             return
-        sel.unregister(fd)
+        self._sel.unregister(fd)
         os.close(fd)
-        del sinks[fd]
+        del self._sinks[fd]
 
     def _reap(self, block: bool = False) -> bool:
         """Reap the process the caller waits for; without a PID namespace, kill what it left in its group first."""
@@ -615,3 +667,75 @@ def _pass_on(signum: int, frame: object) -> None:  # pragma: no cover - runs in 
     if os.getpid() == 1:  # only ever as PID 1 of its own namespace: kill(-1) there means "the namespace"
         with contextlib.suppress(OSError):
             os.kill(-1, signum)
+
+
+# --- forking a function -------------------------------------------------------------------
+
+
+def fork_call(fn: Callable[[int], object], *, seal_network: bool = False, cap: int = CAP) -> Child:
+    """Run ``fn(fd)`` in a forked, contained child; what it writes to ``fd`` is ``child.stdout`` (capped).
+
+    The child ends when ``fn`` returns (exit 0), raises (exit 1) or dies; ``end`` ends it and
+    everything it started as for a command. With namespaces, ``fn`` runs as PID 1 of its own
+    namespace (see the module docstring): signals it sends itself without a handler are ignored.
+    """
+    out_r, out_w = os.pipe()
+    status_r, status_w = os.pipe()
+    sealed = sealing_available()
+    try:
+        pid = _fork()
+        if pid == 0:  # pragma: no cover - the forked child (coverage does not follow a fork)
+            os.close(out_r)
+            os.close(status_r)
+            if sealed:
+                _fork_keeper(fn, out_w, status_w, seal_network)
+            _run_fn(fn, out_w, status_w)
+        with contextlib.suppress(OSError):  # both sides set the group: no window where end() misses it
+            os.setpgid(pid, pid)
+    except BaseException:
+        os.close(out_r)
+        os.close(status_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(status_w)
+    return Child(pid, sealed, out_r, None, None, b"", status_r, b"", cap, None, [], background=False)
+
+
+def _fork_keeper(fn: Callable[[int], object], out_w: int, status_w: int,
+                 seal_network: bool) -> None:  # pragma: no cover - runs in the keeper
+    code = 0
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        os.setpgid(0, 0)
+        _enter_namespaces(seal_network=seal_network)
+        pid = _fork()
+        if pid == 0:
+            assert _libc is not None
+            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the keeper killed: the namespace dies
+            if os.getppid() == 1:  # pragma: no cover - the keeper died before the prctl
+                os._exit(1)
+            _run_fn(fn, out_w, status_w)
+        os.close(out_w)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the caller's SIGTERM is for fn's process
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _, status = os.waitpid(pid, 0)
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        _report(status_w, f"K{sig}" if sig is not None else f"X{os.waitstatus_to_exitcode(status)}")
+    except BaseException as exc:
+        _report(status_w, f"E{getattr(exc, 'errno', None) or errno.EINVAL}\t{exc}\t")
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _run_fn(fn: Callable[[int], object], out_w: int, status_w: int) -> None:  # pragma: no cover - in the child
+    code = 1
+    try:
+        os.close(status_w)
+        if not os.getpid() == 1:
+            os.setpgid(0, 0)
+        fn(out_w)
+        code = 0
+    finally:
+        os._exit(code)  # never back into the caller's code: this process is a copy of it

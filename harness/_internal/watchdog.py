@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import signal
 import sys
 import threading
@@ -224,6 +225,17 @@ def _loop() -> None:  # pragma: no cover - runs untraced, so coverage cannot rec
     while True:
         wake.wait(_POLL)  # threading is outside freezegun's reach: this is real time
         _poll()
+
+
+def _after_fork() -> None:
+    """In a forked child (an isolated run): no watchdog thread yet, and locks nobody holds."""
+    global _thread, _lock, _fire_lock
+    _thread = None  # the parent's thread did not come along: the next arm() starts one
+    _lock, _fire_lock = threading.Lock(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _start() -> None:

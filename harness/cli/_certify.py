@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolchaos._engine import ISOLATION_MODES, set_isolation
 from toolchaos._internal.version import VERSION
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
@@ -38,6 +39,7 @@ EXAMPLES = """\
   toolchaos certify --agent builtin:naive -k 'loop-*'
   toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
   toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine
+  toolchaos certify --agent myapp.agent:run --isolation none     # in this process (a debugger, coverage)
   toolchaos certify --matrix                         # scenario x agent variant: does the suite prove itself?
   toolchaos certify --matrix --output docs/certification-matrix.md"""
 
@@ -55,13 +57,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
     add_real_seconds_argument(parser, scenarios=True)
+    parser.add_argument("--isolation", choices=ISOLATION_MODES, default="process",
+                        help="where each run's agent executes: 'process' (a contained child, killed at the real-time "
+                             "limit; see docs/isolation.md) or 'none' (in this process) (default: process)")
     add_report_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     # --matrix too: it runs the suite against every agent variant, each under the same limit.
-    with real_seconds_limit(args.real_seconds):
-        return _run(args)
+    restore = set_isolation(args.isolation)
+    try:
+        with real_seconds_limit(args.real_seconds):
+            return _run(args)
+    finally:
+        restore()
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -11,6 +11,9 @@
 - ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
   for every run of the session whose test or scenario sets no ``real_seconds`` of its own
   (``toolchaos._internal.limits.set_session_real_seconds``).
+- ``--chaos-isolation=process|none`` (ini ``chaos_isolation``): each run's agent in a
+  contained child process, or in this one (default: ``process`` under ``--chaos-certify``,
+  else ``none``; ``toolchaos._engine.isolated``, docs/isolation.md).
 - Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
   under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
   certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
@@ -24,15 +27,18 @@ from typing import Any
 
 import pytest
 from toolchaos._agents import IN_PROCESS, KINDS
-from toolchaos._engine import safe_name
+from toolchaos._engine import ISOLATION_MODES, safe_name, set_isolation
 from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, set_session_real_seconds
 from toolchaos._session import Chaos
 from toolchaos.adapters import agent_under_test
 from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin._settings import (
+    ISOLATION_INI,
+    ISOLATION_OPTION,
     REAL_SECONDS_INI,
     REAL_SECONDS_OPTION,
+    isolation_mode,
     read_settings,
     real_seconds,
     settings_key,
@@ -70,6 +76,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
                          f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
+    group.addoption(ISOLATION_OPTION, default=None, choices=ISOLATION_MODES,
+                    help="where each run's agent executes: 'process' (a forked child in its own process group and "
+                         "PID namespace, loopback-only network where the platform allows it, killed at the "
+                         "real-time limit; see docs/isolation.md) or 'none' (in this process) (default: ini "
+                         f"{ISOLATION_INI}, else 'process' with --chaos-certify, 'none' otherwise)")
+    parser.addini(ISOLATION_INI, f"as {ISOLATION_OPTION}", default="")
     parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
                   default="builtin:guarded")
     parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
@@ -91,6 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # cleanup puts the previous limit back, so an in-process inner session does not leak.
         config.add_cleanup(set_session_real_seconds(*limit))
     if settings.enabled:
+        # Process-wide like the limit above, for the same reason; put back at the end.
+        config.add_cleanup(set_isolation(isolation_mode(config)))
         _clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
 
 

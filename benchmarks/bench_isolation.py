@@ -1,0 +1,61 @@
+"""The per-run cost of process isolation (``--chaos-isolation=process``).
+
+- ``isolation_overhead_ms_per_run``: the median real time of one certification run in a
+  contained child (fork, its own PID namespace and loopback-only network where the platform
+  allows it, the trace streamed back) minus the median of the same run in process. The runs
+  are the bundled certification scenarios against ``builtin:guarded``, in this process (the
+  suite loaded, so the fork copies what a real session has).
+- ``isolation_cpu_ms_per_run``: the same difference in CPU time, this process and its
+  children together (what it costs a loaded machine, where real time also waits for a core).
+- ``isolation_sealed``: 1 when the children got their own namespaces here, 0 when only a
+  process group.
+
+Timings use the real clock saved by freezegun: the harness installs virtual time process-wide.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+from collections.abc import Callable
+
+import freezegun.api as fz
+
+
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _per_run(work: Callable[[], int], rounds: int) -> tuple[float, float]:
+    """(median real ms per run, mean CPU ms per run) over ``rounds`` passes of ``work`` (which returns its run count)."""
+    walls, cpu0, runs = [], _cpu(), 0
+    for _ in range(rounds):
+        t0 = fz.real_perf_counter()
+        n = work()
+        walls.append((fz.real_perf_counter() - t0) * 1000 / n)
+        runs += n
+    return statistics.median(walls), (_cpu() - cpu0) * 1000 / runs
+
+
+def measure(quick: bool) -> dict[str, float]:
+    from toolchaos._engine import isolated
+    from toolchaos._internal import children
+    from toolchaos.certification import run_scenario, suite
+
+    scenarios = suite()
+    rounds = 2 if quick else 5
+
+    def work() -> int:
+        return sum(len(run_scenario(s, "builtin:guarded").runs) for s in scenarios)
+
+    work()  # warm: imports, caches, the first fork's page faults
+    plain_wall, plain_cpu = _per_run(work, rounds)
+    restore = isolated.set_isolation("process")
+    try:
+        work()
+        iso_wall, iso_cpu = _per_run(work, rounds)
+    finally:
+        restore()
+    return {"isolation_overhead_ms_per_run": iso_wall - plain_wall, "isolation_cpu_ms_per_run": iso_cpu - plain_cpu,
+            "isolation_sealed": float(children.sealing_available())}

@@ -1,0 +1,284 @@
+"""Process isolation: a run's agent executes in a forked child; the trace streams to the parent as it is written.
+
+``set_isolation("process")`` (pytest ``--chaos-isolation=process``, the default of
+``--chaos-certify``; ``toolchaos certify --isolation``) makes every in-process run fork:
+the child is a copy of the caller at the moment the run starts (the agent, its tools and
+the policy already built, nothing imported again), contained by
+``toolchaos._internal.children`` (its own PID namespace, a loopback-only network, where the
+platform allows it). The child runs the engine exactly as in process, so the trace is the
+same; each event is written to a pipe the moment it is appended (and each effect the
+ledger records), so a child that is killed, calls ``os._exit``, forks or segfaults loses
+nothing it did before. When the run ends normally the child sends its result (state,
+answer, stop report, usage, ledger, world, store) as plain data; the parent builds the
+``RunResult``, writes the trace file and checks the invariants.
+
+The parent waits in real time for the run's limit plus ``KILL_GRACE``; then it kills the
+child and everything it started (SIGKILL) and the run ends WATCHDOG with the events that
+had arrived. A child that dies on its own ends the run CRASHED. Nothing the child sends is
+executed: frames are plain data, unpickled with no classes allowed, capped in size.
+
+Runs that stay in process even then: a nested run inside an isolated one, the runs an
+SDK or framework agent's own runner makes (their HTTP record lives in the caller), and a
+run whose ``store`` is not a plain dict (a ``SqliteStore`` keeps a database connection,
+which must not cross a fork). See docs/isolation.md.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import struct
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from toolchaos._engine.result import RunResult
+from toolchaos._engine.state import RunState
+from toolchaos._internal import children
+from toolchaos._internal.events import Event
+from toolchaos.fake_tools import EffectLedger, World
+
+ISOLATION_MODES = ("none", "process")
+KILL_GRACE = 0.5  # real seconds past the run's limit before the parent kills the child
+STREAM_CAP = 64 << 20  # bytes of trace a child may stream (a run that writes more ends CRASHED)
+_PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to read
+
+_mode = "none"
+_inside = False  # in an isolated child: its runs (nested ones) stay in it
+_suspended = threading.local()
+
+
+def set_isolation(mode: str) -> Callable[[], None]:
+    """Set how runs execute (``"process"`` or ``"none"``); returns a function that puts the previous mode back."""
+    global _mode
+    if mode not in ISOLATION_MODES:
+        raise ValueError(f"isolation: expected one of {', '.join(ISOLATION_MODES)}, got {mode!r}")
+    previous = _mode
+    _mode = mode
+
+    def restore() -> None:
+        global _mode
+        _mode = previous
+
+    return restore
+
+
+def isolation() -> str:
+    """The isolation mode runs get now."""
+    return _mode
+
+
+def wanted(store: object) -> bool:
+    """Whether a run starting now executes in a child."""
+    return (_mode == "process" and not _inside and not getattr(_suspended, "depth", 0)
+            and hasattr(os, "fork") and type(store) is dict)
+
+
+@contextmanager
+def in_process() -> Iterator[None]:
+    """Runs started inside stay in this process (an agent kind's own runner calls the engine)."""
+    _suspended.depth = getattr(_suspended, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _suspended.depth -= 1
+
+
+# --- frames: what the child streams -------------------------------------------------------
+
+_EVENT, _PATCH, _EFFECT, _RESULT = b"E", b"P", b"L", b"R"
+_HEAD = struct.Struct("!cI")
+
+
+class _Writer:
+    """Writes frames to the parent; only from the child's own process (a fork of it writes nothing)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.pid, self.lock = fd, os.getpid(), threading.Lock()
+
+    def send(self, kind: bytes, value: Any) -> None:
+        if os.getpid() != self.pid:  # the agent forked: its copy must not write into this run's trace
+            return
+        try:
+            body = pickle.dumps(value, protocol=4)
+        except Exception:  # an argument no plain-data pickle holds: its JSON reading, as the trace file has it
+            body = pickle.dumps(_plain(value), protocol=4)
+        with self.lock:  # workers append at once; a frame is written whole
+            _write_all(self.fd, _HEAD.pack(kind, len(body)) + body)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _Streamed(list[Event]):
+    """The run's event list in the child: every append (and the one later touch, ``shown``) is sent at once."""
+
+    def __init__(self, writer: _Writer) -> None:
+        super().__init__()
+        self._writer = writer
+
+    def append(self, event: Event) -> None:
+        super().append(event)
+        self._writer.send(_EVENT, event)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        if isinstance(index, int):
+            self._writer.send(_PATCH, value)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data (what the trace file's JSON would hold)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, (str, int, float, bool, tuple)) else k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value) if type(value) in (list, tuple) else [_plain(v) for v in value]
+    return str(value)
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Plain data only: no class, no function, so a frame the agent forged cannot run code here."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in ("set", "frozenset", "complex", "bytearray"):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
+
+
+def _frames(data: bytes) -> Iterator[tuple[bytes, Any]]:
+    """The frames in what the child wrote, up to the first cut or malformed one."""
+    pos = 0
+    while pos + _HEAD.size <= len(data):
+        kind, size = _HEAD.unpack_from(data, pos)
+        body = data[pos + _HEAD.size: pos + _HEAD.size + size]
+        if len(body) < size:
+            return
+        try:
+            value = _PlainUnpickler(io.BytesIO(body)).load()
+        except Exception:
+            return
+        yield kind, value
+        pos += _HEAD.size + size
+
+
+# --- the result, both ways ----------------------------------------------------------------
+
+
+def _payload(res: RunResult, interrupted: BaseException | None, store: object) -> dict[str, Any]:
+    world = res.world
+    return {
+        "state": res.terminal_state, "answer": res.answer, "report": _plain(res.stop_report),
+        "harness_stop": res.harness_stop, "error": res.error, "virtual_seconds": res.virtual_seconds,
+        "usage": [(u.input_tokens, u.output_tokens) for u in res.usage],
+        "ledger": [tuple(e) for e in res.ledger.effects],
+        "world": {"collections": {n: (c.initial, c.log, c.numbered) for n, c in world.collections.items()},
+                  "keys": {k: tuple(v) for k, v in world.keys.items()}, "applications": dict(world.applications),
+                  "offset": world.offset},
+        "rules_fired": dict(res.rules_fired), "rule_hits": {k: dict(v) for k, v in res.rule_hits.items()},
+        "store": store, "warnings": list(res.warnings),
+        "interrupted": None if interrupted is None else
+        (type(interrupted).__name__, "".join(traceback.format_exception_only(interrupted)).strip()),
+    }
+
+
+def restore_world(world: World, data: dict[str, Any]) -> None:
+    """Put the child's world into the parent's ``World`` (the same object a restarted run gets)."""
+    from toolchaos.fake_tools._world import Collection, _Key  # the world's own parts, rebuilt in place
+
+    world.collections = {}
+    for name, (initial, log, numbered) in data["collections"].items():
+        c = Collection(initial)
+        c.log, c.numbered = list(log), numbered
+        world.collections[name] = c
+    world.keys = {k: _Key(*v) for k, v in data["keys"].items()}
+    world.applications = dict(data["applications"])
+    world.offset = data["offset"]
+
+
+def restore_ledger(ledger: EffectLedger, effects: list[tuple[Any, ...]]) -> None:
+    """The parent's ledger, in place, as the child's (a resumed run goes on counting from it)."""
+    ledger.__init__(effects)  # type: ignore[misc]
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What came back from the child: its result when it finished the run, else how it ended."""
+
+    events: list[Event]
+    effects: list[tuple[Any, ...]]
+    result: dict[str, Any] | None
+    ended: children.Ended
+    timed_out: bool
+    cut: bool  # the stream passed STREAM_CAP
+    sealed: bool = field(default=False)
+
+
+def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: RunState,
+             real_seconds: float) -> Outcome:
+    """Run ``execute`` (the engine's in-process run of ``r``) in a contained child; what it left."""
+    store = r.store
+
+    def child(fd: int) -> None:  # pragma: no cover - runs in the forked child
+        global _inside
+        _inside = True
+        _grow_pipe(fd)
+        writer = _Writer(fd)
+        r.events = _Streamed(writer)
+        ledger = r.toolset.ledger
+        record = ledger.record
+
+        def streamed_record(*args: Any, **kwargs: Any) -> int:
+            n = record(*args, **kwargs)
+            writer.send(_EFFECT, tuple(ledger.effects[-1]))
+            return n
+
+        ledger.record = streamed_record  # type: ignore[method-assign]
+        res, interrupted = execute()
+        try:
+            writer.send(_RESULT, _payload(res, interrupted, store))
+        except Exception as exc:  # a value in the store no plain-data frame holds
+            writer.send(_RESULT, {"unsendable": f"{type(exc).__name__}: {exc}"})
+
+    proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
+    timed_out = proc.wait(timeout=real_seconds + KILL_GRACE) is None
+    ended = proc.end(grace=0.0) if timed_out else proc.end()
+    data = proc.stdout
+    return _collect(data, ended, timed_out, proc.sealed)
+
+
+def _grow_pipe(fd: int) -> None:  # pragma: no cover - runs in the forked child
+    import fcntl
+
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+    try:
+        fcntl.fcntl(fd, setpipe, _PIPE_SIZE)
+    except OSError:
+        pass
+
+
+def _collect(data: bytes, ended: children.Ended, timed_out: bool, sealed: bool) -> Outcome:
+    cut = data.endswith(b" more bytes cut]\n") and b"\n[toolchaos: " in data[-64:]
+    by_seq: dict[int, Event] = {}
+    effects: list[tuple[Any, ...]] = []
+    result: dict[str, Any] | None = None
+    for kind, value in _frames(data):
+        if kind in (_EVENT, _PATCH) and isinstance(value, dict) and isinstance(value.get("seq"), int):
+            by_seq[value["seq"]] = cast(Event, value)
+        elif kind == _EFFECT and isinstance(value, tuple):
+            effects.append(value)
+        elif kind == _RESULT and isinstance(value, dict):
+            result = value
+    events = [by_seq[k] for k in sorted(by_seq)]
+    return Outcome(events, effects, result, ended, timed_out, cut, sealed)

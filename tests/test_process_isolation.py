@@ -1,0 +1,258 @@
+"""Process isolation: each run's agent in a contained child, the trace streamed back, the verdict kept here.
+
+The hostile agents run in a pytest session of their own (a subprocess, so a failure of
+the isolation cannot take this session down), each followed by nothing but the next one;
+canary tests at the end must pass, and nothing the agents started may outlive the session.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+from toolchaos import Ceiling, policies, run
+from toolchaos._engine import isolated, set_isolation
+from toolchaos._internal import children
+from toolchaos.certification import run_scenario, suite
+from toolchaos.fake_tools import catalogue
+
+needs_ns = pytest.mark.skipif(not children.sealing_available(), reason="no unprivileged namespaces here")
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+
+
+@pytest.fixture
+def isolated_runs() -> object:
+    restore = set_isolation("process")
+    yield
+    restore()
+
+
+def _stubborn() -> dict[str, object]:
+    return {"task": "t", "tools": [catalogue.get("search")],
+            "policy": policies.stubborn("search", {"query": "q"}, until="never")}
+
+
+# --- same traces, same verdicts -------------------------------------------------------------
+
+
+@needs_fork
+@pytest.mark.parametrize("agent", ["builtin:guarded", "builtin:naive"])
+def test_the_certification_suite_gives_byte_identical_traces_in_a_child(agent: str) -> None:
+    scenarios = suite()
+    here = [run_scenario(s, agent) for s in scenarios]
+    restore = set_isolation("process")
+    try:
+        there = [run_scenario(s, agent) for s in scenarios]
+    finally:
+        restore()
+    for a, b in zip(here, there, strict=True):
+        assert [r.trace.jsonl() for r in a.runs] == [r.trace.jsonl() for r in b.runs], a.scenario.name
+        assert (a.passed, [r.terminal_state for r in a.runs]) == (b.passed, [r.terminal_state for r in b.runs])
+        assert [r.ledger.effects for r in a.runs] == [r.ledger.effects for r in b.runs]
+
+
+def _writes(task, model, tools):  # type: ignore[no-untyped-def]
+    tools.store["seen"] = (1, {2: "x"})
+    turn = model.complete([{"role": "user", "content": task}])
+    tools.call("send_email", turn.tool_calls[0].arguments, call_id=turn.tool_calls[0].id)
+    return "done"
+
+
+def _email_run(store: dict[str, object]):  # type: ignore[no-untyped-def]
+    return run(_writes, task="t", tools=[catalogue.get("send_email")], store=store,
+               policy=policies.scripted([{"call": "send_email", "args": {"to": "a@b.c", "subject": "s", "body": "b"}},
+                                         {"final": "ok"}]))
+
+
+@needs_fork
+def test_the_store_world_and_ledger_come_back_as_in_process() -> None:
+    here_store: dict[str, object] = {}
+    here = _email_run(here_store)
+    restore = set_isolation("process")
+    try:
+        there_store: dict[str, object] = {}
+        there = _email_run(there_store)
+    finally:
+        restore()
+    assert there_store == here_store == {"seen": (1, {2: "x"})}
+    assert there.ledger.effects == here.ledger.effects and there.ledger.applied("send_email") == 1
+    assert there.world.keys == here.world.keys
+    assert {n: c.rows for n, c in there.world.collections.items()} == {n: c.rows for n, c in here.world.collections.items()}
+    assert (there.terminal_state, there.answer, there.usage) == (here.terminal_state, here.answer, here.usage)
+    assert there.trace.jsonl() == here.trace.jsonl()
+
+
+@needs_fork
+def test_a_policy_bug_is_raised_here(isolated_runs: object) -> None:
+    def broken(view):  # type: ignore[no-untyped-def]
+        raise ZeroDivisionError("the test's own bug")
+
+    with pytest.raises(ZeroDivisionError, match="the test's own bug"):
+        run("builtin:guarded", task="t", tools=[catalogue.get("search")], policy=broken)
+
+
+def test_runs_that_stay_in_process(isolated_runs: object) -> None:
+    assert isolated.wanted({})
+    assert not isolated.wanted(object())  # a store that is not a plain dict (a database connection)
+    with isolated.in_process():
+        assert not isolated.wanted({})
+    with pytest.raises(ValueError, match="expected one of none, process"):
+        set_isolation("thread")
+
+
+@needs_fork
+def test_a_killed_child_keeps_what_it_streamed(isolated_runs: object, tmp_path: Path) -> None:
+    def spins_in_c(task, model, tools):  # type: ignore[no-untyped-def]
+        import collections
+        import itertools
+
+        turn = model.complete([{"role": "user", "content": task}])
+        tools.call("search", {"query": "q"}, call_id=turn.tool_calls[0].id)
+        collections.deque(itertools.count(), maxlen=0)
+
+    res = run(spins_in_c, **_stubborn(), ceiling=Ceiling(real_seconds=0.3), artifacts=tmp_path, name="c")
+    assert (res.terminal_state, res.harness_stop) == ("WATCHDOG", "watchdog")
+    assert "its process was killed" in (res.error or "")
+    assert [e["kind"] for e in res.trace] == ["model", "tool", "end"]
+    assert (tmp_path / "c.trace.jsonl").read_text().count("\n") == 3
+
+
+# --- hostile agents, in a session of their own ------------------------------------------------
+
+HOSTILE = '''
+import collections, ctypes, itertools, os, re, select, signal, socket, subprocess, sys, threading, time
+import _socket
+import pytest
+from toolchaos import Ceiling, policies, run
+from toolchaos._internal import clock
+from toolchaos.fake_tools import catalogue
+
+TOKEN = "{token}"
+LIMIT = 0.5
+BOUND = LIMIT + 0.5 + 2.5  # the limit, the kill grace, and room for a loaded machine
+
+
+def first(model, tools):
+    turn = model.complete([{{"role": "user", "content": "t"}}])
+    tools.call("search", {{"query": "q"}}, call_id=turn.tool_calls[0].id)
+
+
+def escaped(what):
+    open(f"escaped-{{what}}", "w").close()
+
+
+def recursion(task, model, tools):
+    first(model, tools)
+    sys.setrecursionlimit(10**8)
+    def f(n):
+        return f(n + 1) + 1
+    f(0)
+
+def c_spin(task, model, tools):
+    first(model, tools); collections.deque(itertools.count(), maxlen=0)
+
+def system_sleep(task, model, tools):
+    first(model, tools); os.system(f"sleep 30 # {{TOKEN}}")
+
+def huge_power(task, model, tools):
+    first(model, tools); return str(3 ** 30_000_000)
+
+def regex(task, model, tools):
+    first(model, tools); re.match(r"(a+)+$", "a" * 64 + "b")
+
+def sigusr2_ignored(task, model, tools):
+    first(model, tools); signal.signal(signal.SIGUSR2, signal.SIG_IGN); select.select([], [], [], 30)
+
+def sigusr2_masked(task, model, tools):
+    first(model, tools); signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2]); threading.Event().wait(30)
+
+def thread_in_c(task, model, tools):
+    first(model, tools)
+    t = threading.Thread(target=select.select, args=([], [], [], 60))
+    t.start(); t.join()
+
+def forks(task, model, tools):
+    first(model, tools)
+    if os.fork() == 0:
+        return "the copy returns into the harness"
+    collections.deque(itertools.count(), maxlen=0)
+
+def new_session(task, model, tools):
+    first(model, tools)
+    subprocess.Popen(["sh", "-c", f"sleep 300 # {{TOKEN}}"], start_new_session=True)
+    collections.deque(itertools.count(), maxlen=0)
+
+def exits(task, model, tools):
+    first(model, tools); os._exit(3)
+
+def segfault(task, model, tools):
+    first(model, tools); ctypes.string_at(0)
+
+def udp_sendto(task, model, tools):
+    first(model, tools)
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("198.51.100.7", 53)); escaped("udp")
+
+def raw_connect(task, model, tools):
+    first(model, tools)
+    s = _socket.socket(); s.settimeout(2); s.connect(("198.51.100.7", 80)); escaped("connect")
+
+def resolve(task, model, tools):
+    first(model, tools); socket.gethostbyname("example.com"); escaped("dns")
+
+
+@pytest.mark.parametrize("agent", [recursion, c_spin, system_sleep, huge_power, regex, sigusr2_ignored,
+                                   sigusr2_masked, thread_in_c, forks, new_session, exits, segfault,
+                                   udp_sendto, raw_connect, resolve], ids=lambda a: a.__name__)
+def test_hostile(agent, tmp_path):
+    t0 = clock.real_monotonic()
+    policy = policies.stubborn("search", {{"query": "q"}}, until="never")
+    r = run(agent, task="t", tools=[catalogue.get("search")], policy=policy, ceiling=Ceiling(real_seconds=LIMIT),
+            artifacts=tmp_path, name=agent.__name__)
+    took = clock.real_monotonic() - t0
+    assert r.terminal_state in ("WATCHDOG", "CRASHED") and r.harness_stop in ("watchdog", "crash"), r.summary()
+    assert took < BOUND, took
+    kinds = [e["kind"] for e in r.trace]
+    assert kinds[:2] == ["model", "tool"] and kinds[-1] == "end"
+    assert (tmp_path / f"{{agent.__name__}}.trace.jsonl").read_text().count("\\n") == len(kinds)
+    print("HOSTILE", agent.__name__, r.terminal_state, round(took, 2))
+
+
+def test_canary():
+    r = run("builtin:guarded", task="t", tools=[catalogue.get("search")],
+            policy=policies.scripted([{{"call": "search", "args": {{"query": "q"}}}}, {{"final": "ok"}}]))
+    assert r.terminal_state == "COMPLETED" and os.getpid() == PID
+    print("CANARY", os.getpid())
+
+
+PID = os.getpid()
+'''
+
+
+def _alive(token: str) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+@needs_ns
+def test_hostile_agents_each_end_as_a_failed_run_and_the_session_goes_on(pytester: pytest.Pytester) -> None:
+    token = uuid.uuid4().hex
+    pytester.makepyfile(test_hostile=textwrap.dedent(HOSTILE.format(token=token)))
+    res = pytester.runpytest_subprocess("-p", "toolchaos", "--chaos", "--chaos-isolation=process", "-s",
+                                        "-p", "no:randomly", "-p", "no:cacheprovider", timeout=180)
+    res.assert_outcomes(passed=16)
+    out = res.stdout.str()
+    assert out.count("HOSTILE ") == 15 and out.count("CANARY ") == 1, out
+    assert not list(pytester.path.glob("escaped-*")), "an agent reached the network"
+    assert not _alive(token), "a process an agent started outlived its run"
+    assert sys.platform.startswith("linux")
