@@ -90,8 +90,9 @@ def in_process() -> Iterator[None]:
 
 # --- frames: what the child streams -------------------------------------------------------
 
-_EVENT, _PATCH, _EFFECT, _RESULT = b"E", b"P", b"L", b"R"
+_EVENT, _PATCH, _EFFECT, _RESULT, _END = b"E", b"P", b"L", b"R", b"Z"
 _HEAD = struct.Struct("!cI")
+_DONE = _HEAD.pack(_END, len(pickle.dumps(None, protocol=4))) + pickle.dumps(None, protocol=4)
 
 
 class _Writer:
@@ -250,12 +251,35 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
             writer.send(_RESULT, _payload(res, interrupted, store))
         except Exception as exc:  # a value in the store no plain-data frame holds
             writer.send(_RESULT, {"unsendable": f"{type(exc).__name__}: {exc}"})
+        writer.send(_END, None)
 
+    _reap_finished()
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
-    timed_out = proc.wait(timeout=real_seconds + KILL_GRACE) is None
-    ended = proc.end(grace=0.0) if timed_out else proc.end()
-    data = proc.stdout
-    return _collect(data, ended, timed_out, proc.sealed)
+    timed_out = not proc.wait_for(_has_result, timeout=real_seconds + KILL_GRACE)
+    out = _collect(proc.stdout, children.Ended(0, None, False), timed_out, proc.sealed)
+    if out.result is not None and proc.running():
+        # The result is in: the caller goes on. Killed all the same (a thread of the agent may
+        # have sent it while the agent runs on), and reaped at the next run.
+        proc.kill()
+        _finishing.append(proc)
+        return out
+    out.ended = proc.end(grace=0.0)
+    out.timed_out = timed_out
+    return out
+
+
+_finishing: list[children.Child] = []  # children that sent their result and are still exiting
+
+
+def _reap_finished() -> None:
+    for proc in list(_finishing):
+        if proc.wait(timeout=0) is not None:
+            _finishing.remove(proc)
+
+
+def _has_result(data: bytes) -> bool:
+    """Whether the last frame the child wrote is its result (read only the tail: this runs per chunk)."""
+    return data.endswith(_DONE)
 
 
 def _grow_pipe(fd: int) -> None:  # pragma: no cover - runs in the forked child

@@ -279,7 +279,7 @@ class Child:
         self._drain_until: float | None = None  # once the child has ended: how long its output may still come
         self._reader: threading.Thread | None = None
         if background:
-            self._reader = threading.Thread(target=self._pump, args=(None,), name=f"toolchaos-child-{pid}",
+            self._reader = threading.Thread(target=self._pump, args=(None, None), name=f"toolchaos-child-{pid}",
                                             daemon=True)
             self._reader.start()
 
@@ -310,6 +310,30 @@ class Child:
         if not self._wait_done(timeout):
             return None
         return self._outcome().code
+
+    def wait_for(self, ready: Callable[[bytes], bool], timeout: float | None = None) -> bool:
+        """Wait until ``ready(stdout so far)`` holds or the child ends, up to ``timeout`` real seconds; whether either did.
+
+        For a forked function that says it is done before it has exited: the caller goes
+        on while the child's process tears down (reap it later with ``wait`` or ``end``).
+        Only for a child without a reader thread (``fork_call``).
+        """
+        assert self._reader is None, "wait_for drains the output itself"
+        until = None if timeout is None else time.monotonic() + timeout
+
+        def stop() -> bool:
+            with self._lock:
+                return ready(bytes(self._out.data))
+
+        with self._pump_lock:
+            self._pump(until, stop)
+        return self._done.is_set() or stop()
+
+    def kill(self) -> None:
+        """SIGKILL the child and everything it started, without waiting (reap it with ``wait`` or ``end``)."""
+        if not self._done.is_set():
+            self._killed = True
+            self._signal(signal.SIGKILL)
 
     def end(self, grace: float = 0.5) -> Ended:
         """End the child and everything it started: SIGTERM, then SIGKILL after ``grace`` real seconds; reaped."""
@@ -359,14 +383,14 @@ class Child:
             self._pump_lock.release()
         return self._done.is_set()
 
-    def _pump(self, until: float | None) -> None:
-        """Drain the output, feed stdin and reap, until the child has ended or ``until`` (monotonic) passes."""
+    def _pump(self, until: float | None, stop: Callable[[], bool] | None = None) -> None:
+        """Drain the output, feed stdin and reap, until the child has ended, ``until`` (monotonic) passes or ``stop()``."""
         try:
             while not self._done.is_set():
                 if self._step(until):
                     self._finish()
                     return
-                if until is not None and time.monotonic() >= until:
+                if (until is not None and time.monotonic() >= until) or (stop is not None and stop()):
                     return
         except BaseException:
             self._finish()
