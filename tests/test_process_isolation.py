@@ -87,6 +87,20 @@ def test_the_store_world_and_ledger_come_back_as_in_process() -> None:
 
 
 @needs_fork
+def test_a_store_value_that_is_not_plain_data_fails_the_run_naming_it(isolated_runs: object) -> None:
+    class Odd:
+        pass
+
+    def keeps(task, model, tools):  # type: ignore[no-untyped-def]
+        tools.store["odd"] = Odd()
+        return "done"
+
+    res = run(keeps, **_stubborn(), store={})
+    assert (res.terminal_state, res.harness_stop) == ("CRASHED", "crash")
+    assert "tools.store holds a value that is not plain data ('odd': Odd)" in (res.error or "")
+
+
+@needs_fork
 def test_a_policy_bug_is_raised_here(isolated_runs: object) -> None:
     def broken(view):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("the test's own bug")

@@ -101,15 +101,27 @@ class _Writer:
     def __init__(self, fd: int) -> None:
         self.fd, self.pid, self.lock = fd, os.getpid(), threading.Lock()
 
-    def send(self, kind: bytes, value: Any) -> None:
+    def send(self, kind: bytes, value: Any, strict: bool = False) -> None:
+        """One frame. A value the parent's plain-data reading would refuse goes as its JSON reading
+        (the trace file's), or, ``strict``, raises ``pickle.PicklingError``."""
         if os.getpid() != self.pid:  # the agent forked: its copy must not write into this run's trace
             return
-        try:
-            body = pickle.dumps(value, protocol=4)
-        except Exception:  # an argument no plain-data pickle holds: its JSON reading, as the trace file has it
+        body = _plain_dumps(value)
+        if body is None:
+            if strict:
+                raise pickle.PicklingError("a value that is not plain data (builtins only)")
             body = pickle.dumps(_plain(value), protocol=4)
         with self.lock:  # workers append at once; a frame is written whole
             _write_all(self.fd, _HEAD.pack(kind, len(body)) + body)
+
+
+def _plain_dumps(value: Any) -> bytes | None:
+    try:
+        body = pickle.dumps(value, protocol=4)
+        _PlainUnpickler(io.BytesIO(body)).load()
+    except Exception:
+        return None
+    return body
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -133,6 +145,14 @@ class _Streamed(list[Event]):
         super().__setitem__(index, value)
         if isinstance(index, int):
             self._writer.send(_PATCH, value)
+
+
+def _first_odd(store: Any) -> str:
+    """The first entry of the store that is not plain data, for the message."""
+    for key, value in dict(store).items():
+        if _plain_dumps(value) is None:
+            return f"{key!r}: {type(value).__name__}"
+    return "an entry"
 
 
 def _plain(value: Any) -> Any:
@@ -248,9 +268,10 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
         ledger.record = streamed_record  # type: ignore[method-assign]
         res, interrupted = execute()
         try:
-            writer.send(_RESULT, _payload(res, interrupted, store))
-        except Exception as exc:  # a value in the store no plain-data frame holds
-            writer.send(_RESULT, {"unsendable": f"{type(exc).__name__}: {exc}"})
+            writer.send(_RESULT, _payload(res, interrupted, store), strict=True)
+        except Exception:  # a value in the store no plain-data frame holds
+            writer.send(_RESULT, {"unsendable": f"tools.store holds a value that is not plain data "
+                                                f"({_first_odd(store)}); run it with --chaos-isolation=none"})
         writer.send(_END, None)
 
     _reap_finished()
