@@ -270,3 +270,73 @@ def test_hostile_agents_each_end_as_a_failed_run_and_the_session_goes_on(pyteste
     assert not list(pytester.path.glob("escaped-*")), "an agent reached the network"
     assert not _alive(token), "a process an agent started outlived its run"
     assert sys.platform.startswith("linux")
+
+
+# --- the frames, read in this process --------------------------------------------------------
+
+
+def test_frames_come_back_as_sent_and_a_forged_one_runs_nothing(tmp_path: Path) -> None:
+    import pickle
+
+    r, w = os.pipe()
+    writer = isolated._Writer(w)
+    events = isolated._Streamed(writer)
+    events.append({"run": "r", "seq": 1, "kind": "model", "t": 0.0})  # type: ignore[typeddict-item]
+    events.append({"run": "r", "seq": 2, "kind": "tool", "args": {"when": Path("/x")}})  # type: ignore[typeddict-item]
+    events[0] = {**events[0], "shown": []}  # type: ignore[typeddict-item]
+    writer.send(isolated._EFFECT, ("send_email", "k", True, "ok", 2, False))
+    writer.send(isolated._RESULT, {"state": "COMPLETED", "store": {"a": (1, {2})}}, strict=True)
+    with pytest.raises(pickle.PicklingError):
+        writer.send(isolated._RESULT, {"odd": object()}, strict=True)
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):  # type: ignore[no-untyped-def]
+            return (os.system, (f"touch {marker}",))
+
+    evil = pickle.dumps(Evil(), protocol=4)
+    os.write(w, isolated._HEAD.pack(isolated._RESULT, len(evil)) + evil)
+    writer.send(isolated._END, None)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.close(r)
+    out = isolated._collect(data, children.Ended(0, None, False), False, True)
+    assert [e["seq"] for e in out.events] == [1, 2]
+    assert out.events[0]["shown"] == [] and out.events[1]["args"] == {"when": "/x"}  # type: ignore[typeddict-item]
+    assert out.effects == [("send_email", "k", True, "ok", 2, False)]
+    assert out.result == {"state": "COMPLETED", "store": {"a": (1, {2})}}  # the forged frame ends the reading
+    assert not marker.exists()
+    assert not isolated._has_result(data[:-1]) and isolated._has_result(isolated._DONE)
+
+
+def test_a_stream_cut_short_keeps_the_whole_frames_before_the_cut() -> None:
+    r, w = os.pipe()
+    writer = isolated._Writer(w)
+    writer.send(isolated._EVENT, {"seq": 1, "kind": "model"})
+    writer.send(isolated._EVENT, {"seq": 2, "kind": "tool"})
+    os.close(w)
+    data = os.read(r, 65536)
+    os.close(r)
+    out = isolated._collect(data[:-3], children.Ended(None, 9, True), True, True)
+    assert [e["seq"] for e in out.events] == [1] and out.result is None and out.timed_out
+
+
+def test_plain_reading_of_what_pickle_cannot_hold_plainly() -> None:
+    assert isolated._plain({"k": (1, [Path("/p")]), 3: None, ("a",): {1.5}}) == {
+        "k": (1, ["/p"]), 3: None, ("a",): "{1.5}"}
+    assert isolated._first_odd({"fine": 1, "odd": object()}) == "'odd': object"
+
+
+def test_a_result_is_plain_data_that_rebuilds_the_world_and_ledger() -> None:
+    store: dict[str, object] = {}
+    res = _email_run(store)
+    payload = isolated._payload(res, KeyboardInterrupt(), store)
+    assert isolated._plain_dumps(payload) is not None
+    assert payload["interrupted"] == ("KeyboardInterrupt", "KeyboardInterrupt")
+    world, ledger = type(res.world)(), type(res.ledger)()
+    isolated.restore_world(world, payload["world"])
+    isolated.restore_ledger(ledger, payload["ledger"])
+    assert world.records("emails") == res.world.records("emails") and world.keys == res.world.keys
+    assert ledger.effects == res.ledger.effects and ledger.applied("send_email") == 1
