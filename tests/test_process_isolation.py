@@ -340,3 +340,17 @@ def test_a_result_is_plain_data_that_rebuilds_the_world_and_ledger() -> None:
     isolated.restore_ledger(ledger, payload["ledger"])
     assert world.records("emails") == res.world.records("emails") and world.keys == res.world.keys
     assert ledger.effects == res.ledger.effects and ledger.applied("send_email") == 1
+
+
+@needs_fork
+def test_without_namespaces_the_process_group_still_ends_them(pytester: pytest.Pytester) -> None:
+    """The fallback (no unprivileged namespaces): one process group; what leaves it or the network is not covered."""
+    token = uuid.uuid4().hex
+    pytester.makepyfile(test_hostile=textwrap.dedent(HOSTILE.format(token=token)))
+    pytester.makeconftest("from toolchaos._internal import children\nchildren._available = False\n")
+    res = pytester.runpytest_subprocess("-p", "toolchaos", "--chaos", "--chaos-isolation=process", "-s",
+                                        "-p", "no:randomly", "-p", "no:cacheprovider",
+                                        "-k", "c_spin or system_sleep or forks or exits or segfault or canary",
+                                        timeout=120)
+    res.assert_outcomes(passed=6, deselected=10)
+    assert not _alive(token), "a process an agent started outlived its run"
