@@ -354,3 +354,21 @@ def test_without_namespaces_the_process_group_still_ends_them(pytester: pytest.P
                                         timeout=120)
     res.assert_outcomes(passed=6, deselected=10)
     assert not _alive(token), "a process an agent started outlived its run"
+
+
+@needs_fork
+def test_a_child_that_keeps_working_is_not_killed_for_being_slow(isolated_runs: object) -> None:
+    """Stuck, not slow: each tool call is progress; the child dies only after a limit without any."""
+    import threading as _threading
+
+    def slow_but_working(task, model, tools):  # type: ignore[no-untyped-def]
+        turn = model.complete([{"role": "user", "content": task}])
+        for i in range(6):
+            _threading.Event().wait(0.15)  # real time, in C: the child's watchdog cannot cut it
+            tools.call("search", {"query": f"q{i}"}, call_id=turn.tool_calls[0].id if i == 0 else None)
+        return "done"
+
+    res = run(slow_but_working, **_stubborn(), ceiling=Ceiling(real_seconds=0.4))
+    # 0.9 s of real time under a 0.4 s limit: the child's own watchdog (total time) ends it as
+    # WATCHDOG, as in process; the parent did not kill it, so its end event is the child's own.
+    assert res.terminal_state == "WATCHDOG" and "its process was killed" not in (res.error or "")

@@ -296,6 +296,12 @@ class Child:
             return self._err.value()
 
     @property
+    def stdout_size(self) -> int:
+        """Bytes received on stdout so far, those kept and those cut (it grows while the child writes)."""
+        with self._lock:
+            return len(self._out.data) + self._out.cut
+
+    @property
     def ended(self) -> Ended | None:
         """How the child ended, once it has (``None`` while it runs)."""
         if not self._wait_done(0):
