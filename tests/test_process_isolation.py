@@ -40,7 +40,7 @@ def _stubborn() -> dict[str, object]:
 
 
 @needs_fork
-@pytest.mark.parametrize("agent", ["builtin:guarded", "builtin:naive"])
+@pytest.mark.parametrize("agent", ["builtin:guarded", "builtin:naive", "builtin:production"])
 def test_the_certification_suite_gives_byte_identical_traces_in_a_child(agent: str) -> None:
     scenarios = suite()
     here = [run_scenario(s, agent) for s in scenarios]
