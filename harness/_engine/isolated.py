@@ -30,6 +30,7 @@ import io
 import os
 import pickle
 import struct
+import sys
 import threading
 import time
 import traceback
@@ -53,6 +54,13 @@ _PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to 
 _mode = "none"
 _inside = False  # in an isolated child: its runs (nested ones) stay in it
 _suspended = threading.local()
+
+
+def default_for_certification() -> str:
+    """``process`` on Linux, ``none`` elsewhere: forking a threaded process is routine on Linux,
+    while on macOS a forked child can die in the system frameworks (which is why Python's
+    multiprocessing spawns there), and there are no namespaces to gain."""
+    return "process" if sys.platform.startswith("linux") and hasattr(os, "fork") else "none"
 
 
 def set_isolation(mode: str) -> Callable[[], None]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos._engine import ISOLATION_MODES
+from toolchaos._engine import ISOLATION_MODES, default_for_certification
 from toolchaos._internal.limits import check_real_seconds
 
 DEFAULT_AGENT = "builtin:guarded"
@@ -109,16 +109,17 @@ def read_report_settings(config: pytest.Config) -> ReportSettings:
 
 
 def isolation_mode(config: pytest.Config) -> str:
-    """``--chaos-isolation``, else ini ``chaos_isolation``, else ``process`` under ``--chaos-certify``, else ``none``.
+    """``--chaos-isolation``, else ini ``chaos_isolation``, else ``process`` under ``--chaos-certify`` on Linux.
 
     The certification suite judges an agent only by what its runs leave (the trace, the
     ledger), so it loses nothing in a child and is worth the ten or so milliseconds a run costs
     there; a test of one's own often looks at objects the agent changed, which a child's
-    copy would keep to itself. docs/isolation.md has the figures.
+    copy would keep to itself. Elsewhere, and without ``--chaos-certify``: ``none``.
+    docs/isolation.md has the figures.
     """
     raw = config.option.chaos_isolation or str(config.getini(ISOLATION_INI) or "").strip()
     if raw:
         if raw not in ISOLATION_MODES:
             raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_MODES)}, got {raw!r}")
         return str(raw)
-    return "process" if config.option.chaos_certify else "none"
+    return default_for_certification() if config.option.chaos_certify else "none"

@@ -54,3 +54,12 @@ def test_a_bad_option_value_is_refused_by_its_choices(pytester: pytest.Pytester)
     res = pytester.runpytest("--chaos", "--chaos-isolation=thread")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--chaos-isolation: invalid choice: 'thread'*"])
+
+
+def test_certification_isolates_by_default_on_linux_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolchaos._engine import default_for_certification, isolated
+
+    monkeypatch.setattr(isolated.sys, "platform", "linux")
+    assert default_for_certification() == "process"
+    monkeypatch.setattr(isolated.sys, "platform", "darwin")
+    assert default_for_certification() == "none"
