@@ -7,6 +7,9 @@
   suite loaded, so the fork copies what a real session has).
 - ``isolation_cpu_ms_per_run``: the same difference in CPU time, this process and its
   children together (what it costs a loaded machine, where real time also waits for a core).
+- ``isolation_bare_child_cpu_ms``: CPU time of one contained child that does nothing
+  (``toolchaos._internal.children.fork_call``, sealed where the platform allows it): the part
+  of the cost that is the forks and the namespaces, not the run's copy-on-write faults.
 - ``isolation_sealed``: 1 when the children got their own namespaces here, 0 when only a
   process group.
 
@@ -57,5 +60,14 @@ def measure(quick: bool) -> dict[str, float]:
         iso_wall, iso_cpu = _per_run(work, rounds)
     finally:
         restore()
+    bare = 20 if quick else 100
+    cpu0 = _cpu()
+    for _ in range(bare):
+        children.fork_call(_nothing, seal_network=True).wait(timeout=10)
     return {"isolation_overhead_ms_per_run": iso_wall - plain_wall, "isolation_cpu_ms_per_run": iso_cpu - plain_cpu,
+            "isolation_bare_child_cpu_ms": (_cpu() - cpu0) * 1000 / bare,
             "isolation_sealed": float(children.sealing_available())}
+
+
+def _nothing(fd: int) -> None:
+    pass

@@ -56,11 +56,31 @@ other; the attributes that keep them are ``Any``, because their classes live abo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 # --- "did you mean" ----------------------------------------------------------------------
+
+
+# ANSI/VT escape sequences (CSI ... final byte, OSC ... BEL or ST, and two-byte ESC forms), then
+# any other control character, and lone surrogates (text that is not valid Unicode).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    ch = m.group()
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def printable(text: str) -> str:
+    """Agent-supplied text made safe for a terminal: escape sequences removed, other control characters
+    and lone surrogates shown as ``\\xNN`` / ``\\uNNNN``; newlines and tabs kept."""
+    if text.isprintable():  # the common case: nothing to do
+        return text
+    return _CONTROLS.sub(_escaped, _ESCAPES.sub("", text))
 
 
 def did_you_mean(word: object, known: Iterable[str]) -> str:
@@ -322,7 +342,7 @@ class InvariantViolation(AgentFailure):
     def __init__(self, result: _RunResult, violations: Sequence[_Violation]) -> None:
         self.result: Any = result  # a RunResult
         self.violations: list[Any] = list(violations)  # Violation records
-        super().__init__(render_violations(result, self.violations))
+        super().__init__(printable(render_violations(result, self.violations)))
 
 
 def render_violations(result: _RunResult, violations: Sequence[_Violation]) -> str:
@@ -366,7 +386,7 @@ class ScenarioFailed(AgentFailure):
 
     def __init__(self, verdict: _Headlined) -> None:
         self.verdict: Any = verdict  # a certification Verdict
-        super().__init__(verdict.headline())
+        super().__init__(printable(verdict.headline()))
 
 
 class RunClosed(ToolchaosError, RuntimeError):

@@ -142,7 +142,7 @@ def test_time_inside_a_run_is_virtual_and_outside_real():
     assert abs(time.time() - real_before) < 60  # outside the run: the real clock again
 
 
-def test_calls_after_the_run_are_refused_and_recorded():
+def test_calls_after_the_run_are_refused_and_not_recorded():
     kept = {}
 
     def agent(task, model, tools):
@@ -154,7 +154,7 @@ def test_calls_after_the_run_are_refused_and_recorded():
         kept["t"].call("search", {"query": "x"})
     with pytest.raises(RunClosed):
         kept["m"].complete([])
-    assert r.trace.events[-1]["kind"] == "late" and r.ledger.executions("search") == 0
+    assert r.trace.events[-1]["kind"] == "end" and r.ledger.executions("search") == 0
 
 
 def test_unknown_agent_reference_is_a_clear_error():

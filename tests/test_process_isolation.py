@@ -40,7 +40,7 @@ def _stubborn() -> dict[str, object]:
 
 
 @needs_fork
-@pytest.mark.parametrize("agent", ["builtin:guarded", "builtin:naive"])
+@pytest.mark.parametrize("agent", ["builtin:guarded", "builtin:naive", "builtin:production"])
 def test_the_certification_suite_gives_byte_identical_traces_in_a_child(agent: str) -> None:
     scenarios = suite()
     here = [run_scenario(s, agent) for s in scenarios]
@@ -53,6 +53,8 @@ def test_the_certification_suite_gives_byte_identical_traces_in_a_child(agent: s
         assert [r.trace.jsonl() for r in a.runs] == [r.trace.jsonl() for r in b.runs], a.scenario.name
         assert (a.passed, [r.terminal_state for r in a.runs]) == (b.passed, [r.terminal_state for r in b.runs])
         assert [r.ledger.effects for r in a.runs] == [r.ledger.effects for r in b.runs]
+        assert [(r.usage, r.rules_fired, r.rule_hits, r.virtual_seconds, r.stop_report) for r in a.runs] == \
+            [(r.usage, r.rules_fired, r.rule_hits, r.virtual_seconds, r.stop_report) for r in b.runs]
 
 
 def _writes(task, model, tools):  # type: ignore[no-untyped-def]
@@ -340,3 +342,36 @@ def test_a_result_is_plain_data_that_rebuilds_the_world_and_ledger() -> None:
     isolated.restore_ledger(ledger, payload["ledger"])
     assert world.records("emails") == res.world.records("emails") and world.keys == res.world.keys
     assert ledger.effects == res.ledger.effects and ledger.applied("send_email") == 1
+
+
+@needs_fork
+def test_without_namespaces_the_process_group_still_ends_them(pytester: pytest.Pytester) -> None:
+    """The fallback (no unprivileged namespaces): one process group; what leaves it or the network is not covered."""
+    token = uuid.uuid4().hex
+    pytester.makepyfile(test_hostile=textwrap.dedent(HOSTILE.format(token=token)))
+    pytester.makeconftest("from toolchaos._internal import children\nchildren._available = False\n")
+    res = pytester.runpytest_subprocess("-p", "toolchaos", "--chaos", "--chaos-isolation=process", "-s",
+                                        "-p", "no:randomly", "-p", "no:cacheprovider",
+                                        "-k", "c_spin or system_sleep or forks or exits or segfault or canary",
+                                        timeout=120)
+    res.assert_outcomes(passed=6, deselected=10)
+    assert not _alive(token), "a process an agent started outlived its run"
+
+
+@needs_fork
+def test_a_child_that_keeps_working_is_not_killed_for_being_slow(isolated_runs: object) -> None:
+    """Stuck, not slow: each tool call is progress; the child dies only after a limit without any."""
+    import threading as _threading
+
+    def slow_but_working(task, model, tools):  # type: ignore[no-untyped-def]
+        turn = model.complete([{"role": "user", "content": task}])
+        for i in range(6):
+            _threading.Event().wait(0.15)  # real time, in C: the child's watchdog cannot cut it
+            tools.call("search", {"query": f"q{i}"}, call_id=turn.tool_calls[0].id if i == 0 else None)
+        return "done"
+
+    res = run(slow_but_working, **_stubborn(), ceiling=Ceiling(real_seconds=0.4))
+    # 0.9 s of real time under a 0.4 s limit (and past the limit plus the kill grace), with a
+    # tool call every 0.15 s: neither the child's watchdog nor the parent ends it.
+    assert res.harness_stop is None and res.answer == "done", res.summary()
+    assert res.total_executions == 6

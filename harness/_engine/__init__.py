@@ -27,11 +27,11 @@ The stops the harness raises inside the agent live in ``toolchaos.errors``.
 """
 
 from toolchaos._engine.client import ModelClient
-from toolchaos._engine.isolated import ISOLATION_MODES, isolation, set_isolation
+from toolchaos._engine.isolated import ISOLATION_MODES, default_for_certification, in_process, isolation, set_isolation
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.runner import run, safe_name
 from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 
-__all__ = ["ISOLATION_MODES", "AgentUnderTest", "ModelClient", "RunResult", "Toolbox", "isolation", "run", "safe_name",
-           "set_isolation"]
+__all__ = ["ISOLATION_MODES", "AgentUnderTest", "ModelClient", "RunResult", "Toolbox", "default_for_certification",
+           "in_process", "isolation", "run", "safe_name", "set_isolation"]

@@ -12,10 +12,11 @@ nothing it did before. When the run ends normally the child sends its result (st
 answer, stop report, usage, ledger, world, store) as plain data; the parent builds the
 ``RunResult``, writes the trace file and checks the invariants.
 
-The parent waits in real time for the run's limit plus ``KILL_GRACE``; then it kills the
-child and everything it started (SIGKILL) and the run ends WATCHDOG with the events that
-had arrived. A child that dies on its own ends the run CRASHED. Nothing the child sends is
-executed: frames are plain data, unpickled with no classes allowed, capped in size.
+The parent kills the child and everything it started (SIGKILL) once nothing new has arrived
+from it for the run's limit plus ``KILL_GRACE`` (stuck, not slow; see ``_await``), and the
+run ends WATCHDOG with the events that had arrived. A child that dies on its own ends the
+run CRASHED. Nothing the child sends is executed: frames are plain data, unpickled with no
+classes allowed, capped in size.
 
 Runs that stay in process even then: a nested run inside an isolated one, the runs an
 SDK or framework agent's own runner makes (their HTTP record lives in the caller), and a
@@ -29,7 +30,9 @@ import io
 import os
 import pickle
 import struct
+import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,13 +46,21 @@ from toolchaos._internal.events import Event
 from toolchaos.fake_tools import EffectLedger, World
 
 ISOLATION_MODES = ("none", "process")
-KILL_GRACE = 0.5  # real seconds past the run's limit before the parent kills the child
+KILL_GRACE = 0.5  # real seconds past the run's limit (without progress) before the parent kills the child
+HARD_FACTOR = 10  # a child still going after this many times its limit is killed, progress or not
 STREAM_CAP = 64 << 20  # bytes of trace a child may stream (a run that writes more ends CRASHED)
 _PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to read
 
 _mode = "none"
 _inside = False  # in an isolated child: its runs (nested ones) stay in it
 _suspended = threading.local()
+
+
+def default_for_certification() -> str:
+    """``process`` on Linux, ``none`` elsewhere: forking a threaded process is routine on Linux,
+    while on macOS a forked child can die in the system frameworks (which is why Python's
+    multiprocessing spawns there), and there are no namespaces to gain."""
+    return "process" if sys.platform.startswith("linux") and hasattr(os, "fork") else "none"
 
 
 def set_isolation(mode: str) -> Callable[[], None]:
@@ -204,7 +215,8 @@ def _payload(res: RunResult, interrupted: BaseException | None, store: object) -
         "world": {"collections": {n: (c.initial, c.log, c.numbered) for n, c in world.collections.items()},
                   "keys": {k: tuple(v) for k, v in world.keys.items()}, "applications": dict(world.applications),
                   "offset": world.offset},
-        "rules_fired": dict(res.rules_fired), "store": store,
+        "rules_fired": dict(res.rules_fired), "rule_hits": {k: dict(v) for k, v in res.rule_hits.items()},
+        "store": store, "warnings": list(res.warnings),
         "interrupted": None if interrupted is None else
         (type(interrupted).__name__, "".join(traceback.format_exception_only(interrupted)).strip()),
     }
@@ -275,7 +287,7 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
 
     _reap_finished()
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
-    timed_out = not proc.wait_for(_has_result, timeout=real_seconds + KILL_GRACE)
+    timed_out = not _await(proc, real_seconds)
     out = _collect(proc.stdout, children.Ended(0, None, False), timed_out, proc.sealed)
     if out.result is not None and proc.running():
         # The result is in: the caller goes on. Killed all the same (a thread of the agent may
@@ -286,6 +298,30 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
     out.ended = proc.end(grace=0.0)
     out.timed_out = timed_out
     return out
+
+
+def _await(proc: children.Child, real_seconds: float) -> bool:
+    """Wait for the child's result: True when it came, False when the child is stuck.
+
+    Stuck, not slow: the child is killed when nothing new arrived (an event, an effect) for the
+    run's limit plus ``KILL_GRACE``, so a long run that keeps working is not cut short by the
+    machine's load; and in any case after ``HARD_FACTOR`` times the limit, so a child that only
+    dribbles bytes cannot hold the session. (The child's own watchdog ends a pure-Python spin
+    at the limit first, as in process.)
+    """
+    start = time.monotonic()
+    hard = start + real_seconds * HARD_FACTOR + KILL_GRACE
+    seen, quiet_since = 0, start
+    while True:
+        now = time.monotonic()
+        deadline = min(quiet_since + real_seconds + KILL_GRACE, hard)
+        if now >= deadline:
+            return False
+        if proc.wait_for(_has_result, timeout=min(deadline - now, 0.25)):
+            return True
+        size = proc.stdout_size
+        if size != seen:
+            seen, quiet_since = size, time.monotonic()
 
 
 _finishing: list[children.Child] = []  # children that sent their result and are still exiting

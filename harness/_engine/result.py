@@ -33,6 +33,7 @@ class RunResult:
     world: World = field(default_factory=World)  # the collections the tools wrote, as the run left them
     rules_fired: dict[str, tuple[int, ...]] = field(default_factory=dict)  # per tool, the fault rules that fired
     rule_hits: dict[str, dict[int, int]] = field(default_factory=dict)  # per tool, rule index -> calls it answered
+    warnings: list[str] = field(default_factory=list)  # what the run left behind that did not fail it (threads)
 
     @property
     def failed_to_run(self) -> bool:

@@ -10,6 +10,7 @@ event and the ``RunResult``.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import inspect
 import itertools
 import operator
@@ -17,13 +18,14 @@ import signal
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from toolchaos._agents import invoke, label, resolve_agent
 from toolchaos._engine import isolated as _isolated
 from toolchaos._engine.client import ModelClient
+from toolchaos._engine.plain import plain, plain_text
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.state import RunState
 from toolchaos._engine.subject import AgentUnderTest
@@ -35,10 +37,12 @@ from toolchaos._internal.events import Event, end_event
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
-from toolchaos._internal.types import AgentResult, report_value
+from toolchaos._internal.types import REPORT_FIELDS, AgentResult, report_value
 from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, UserError, WatchdogExpired
 from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
 from toolchaos.policies._builtin import as_policy
+
+_T = TypeVar("_T")
 
 
 def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
@@ -91,9 +95,16 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
 
 
 def safe_name(name: str) -> str:
-    """A file name from a test or scenario id."""
-    out = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in name).strip("._")
-    return out[:180] or "run"
+    """A file name from a test or scenario id, one per id.
+
+    A name that is already safe is kept; otherwise the readable part is followed by a short hash
+    of the exact id, so ``test[a b]``, ``test[a_b]``, ``test[a/b]`` and ``test[a?b]`` never share a file.
+    """
+    out = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.=") else "_" for ch in name).strip("._")
+    if out == name and 0 < len(out) <= 180:
+        return out
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{out[:160] or 'run'}-{digest}"
 
 
 @dataclass(slots=True)
@@ -104,6 +115,7 @@ class _Ending:
     harness_stop: str | None = None  # ceiling | watchdog | network | policy | interrupted | crash | threads | uncallable
     error: str | None = None
     interrupted: BaseException | None = None  # re-raised once the trace is kept (Ctrl-C, the policy's bug)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: Any,
@@ -120,86 +132,227 @@ def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: A
 
 
 def _drive(agent_fn: Callable[..., Any], name: str, r: RunState) -> _Ending:
-    """Run the agent under the watchdog, the socket guard and the run's clock; close the run."""
+    """Run the agent under the watchdog, the socket guard and the run's clock; close the run.
+
+    The watchdog stays armed until the engine has read all it needs from agent objects (the
+    result, an exception's message), as plain copies; a ``WatchdogExpired`` that lands in the
+    engine's own handling afterwards is caught here and recorded, never raised out of ``run``.
+    """
     toolbox, model = Toolbox(r), ModelClient(r)
-    clock = r.clock
-    previous = _clock.activate(clock)
+    previous = _clock.activate(r.clock)
     net_mark = _isolation.begin()
     real_seconds, limit_source = r.ceiling.watchdog_limit()
-    token = _watchdog.arm(real_seconds)
     threads_before = set(threading.enumerate())
+    token = _watchdog.arm(real_seconds, r.events.__len__)
+    limit = _Limit(real_seconds, limit_source, token)
+    ending: _Ending | None = None
     try:
-        try:
-            out = invoke(agent_fn, name, r.task, model, toolbox)
-            if inspect.isawaitable(out):
-                out = _clock.run_awaitable(out, clock)  # asyncio.run, virtual time
-        finally:
-            _watchdog.disarm(token)  # first: nothing is injected into the code below
-        ending = _Ending(_as_agent_result(out, r))
-    except BaseException as exc:  # the agent crashed, SystemExit included: a failed run, not a dead session
-        ending = _stopped_by(exc, real_seconds, limit_source)
+        ending = _shielded(lambda: _call(agent_fn, name, r, model, toolbox, limit), limit.expired)
     finally:
-        _watchdog.disarm(token)  # again, in case the first was cut short by a late firing
-        _clock.activate(previous)
-        r.closed = True
-        attempts = _isolation.end(net_mark)
+        attempts = _close(token, previous, net_mark, r)
+    ending = ending or limit.expired()  # only when even the shield's fallback was cut short
     return _after_return(ending, r, attempts, threads_before, min(r.ceiling.thread_grace, real_seconds))
 
 
-def _stopped_by(exc: BaseException, real_seconds: float, limit_source: str) -> _Ending:
-    if isinstance(exc, AgentCallError):  # nothing ran: not the agent's failure, the harness's error
-        return _Ending(AgentResult("ERROR"), "uncallable", str(exc))
-    if isinstance(exc, HardCeiling):
-        return _Ending(AgentResult("HARD_CEILING"), "ceiling", str(exc))
-    if isinstance(exc, WatchdogExpired):
-        error = f"the agent ran past the real-time limit of {real_seconds:g}s"
-        if limit_source:
-            error += f" (set by {limit_source})"
+_GRACE = 1.0  # real seconds the engine gives itself to read the agent's result or exception, under the watchdog
+
+
+@dataclass(slots=True)
+class _Limit:
+    seconds: float
+    source: str
+    token: int
+
+    def expired(self) -> _Ending:
+        why = _watchdog.why(self.token)
+        if why == "fuse":
+            error = (f"the agent kept making progress for {self.seconds * _watchdog.FUSE_FACTOR:g}s of real time "
+                     f"({_watchdog.FUSE_FACTOR:g} times the real-time limit of {self.seconds:g}s) without reaching "
+                     f"a ceiling")
+        else:
+            error = (f"the agent made no progress (no model request, tool call or event) for {self.seconds:g}s, "
+                     f"the real-time limit")
+        if self.source:
+            error += f" (set by {self.source})"
         return _Ending(AgentResult("WATCHDOG"), "watchdog", error)
+
+
+def _shielded(step: Callable[[], _T], fallback: Callable[[], _T]) -> _T:
+    """``step()``; its ``fallback()`` when the watchdog's exception lands in it, or in the handler itself."""
+    try:
+        try:
+            return step()
+        except WatchdogExpired:
+            return fallback()
+    except WatchdogExpired:  # a second firing, delivered while the first was being handled
+        return fallback()
+
+
+def _call(agent_fn: Callable[..., Any], name: str, r: RunState, model: ModelClient, toolbox: Toolbox,
+          limit: _Limit) -> _Ending:
+    try:
+        out = _awaited(invoke(agent_fn, name, r.task, model, toolbox), r)
+    except BaseException as exc:  # the agent crashed, SystemExit included: a failed run, not a dead session
+        _watchdog.extend(limit.token, min(_GRACE, limit.seconds))
+        ending = _stopped_by(exc, limit)
+    else:
+        _watchdog.extend(limit.token, min(_GRACE, limit.seconds))
+        ending = _shielded(lambda: _read_result(out, r), lambda: _Ending(
+            AgentResult("CRASHED"), "result", "the agent's result could not be read in time (its str(), "
+            "repr() or mapping methods did not return)"))
+    tampered = _watchdog.tampering()
+    if tampered:
+        if ending.harness_stop is None:
+            return _Ending(AgentResult("CRASHED"), "tampered", tampered)
+        ending.error = f"{ending.error}\n{tampered}" if ending.error else tampered
+    return ending
+
+
+def _awaited(out: Any, r: RunState) -> Any:
+    """What the agent returned, awaited when it is awaitable (asyncio.run, virtual time)."""
+    return _clock.run_awaitable(out, r.clock) if inspect.isawaitable(out) else out
+
+
+def _close(token: int, previous: Any, net_mark: int, r: RunState) -> list[str]:
+    """Disarm, put the previous clock back, close the run: each step survives a late firing."""
+    for _ in range(3):
+        try:
+            _watchdog.disarm(token)
+            break
+        except WatchdogExpired:
+            continue
+    for _ in range(3):
+        try:
+            _clock.activate(previous)
+            r.closed = True
+            return _isolation.end(net_mark)
+        except WatchdogExpired:
+            continue
+    return []
+
+
+def _stopped_by(exc: BaseException, limit: _Limit) -> _Ending:
+    if isinstance(exc, AgentCallError):  # nothing ran: not the agent's failure, the harness's error
+        return _Ending(AgentResult("ERROR"), "uncallable", _message(exc))
+    if isinstance(exc, HardCeiling):
+        return _Ending(AgentResult("HARD_CEILING"), "ceiling", _message(exc))
+    if isinstance(exc, WatchdogExpired):
+        return limit.expired()
     if isinstance(exc, NetworkBlocked):
-        return _Ending(AgentResult("CRASHED"), "network", str(exc))
+        return _Ending(AgentResult("CRASHED"), "network", _message(exc))
     if isinstance(exc, PolicyCrashed):
-        return _Ending(AgentResult("CRASHED"), "policy", "".join(traceback.format_exception(exc.original)),
-                       exc.original)
+        return _Ending(AgentResult("CRASHED"), "policy", _formatted(exc.original), exc.original)
     if isinstance(exc, KeyboardInterrupt):
         return _Ending(AgentResult("CRASHED"), "interrupted", "interrupted (Ctrl-C)", exc)
-    return _Ending(AgentResult("CRASHED"), "crash", "".join(traceback.format_exception(exc)))
+    return _Ending(AgentResult("CRASHED"), "crash", _formatted(exc))
+
+
+_FRAMES = 40  # the innermost frames of a crash's traceback: a runaway recursion has millions
+
+
+def _formatted(exc: BaseException) -> str:
+    """The traceback of an exception, bounded; its message is the agent's code, so it may not return."""
+    return _shielded(lambda: _format_exception(exc),
+                     lambda: f"{type(exc).__name__} (its message could not be read in time)\n")
+
+
+def _format_exception(exc: BaseException) -> str:
+    return plain_text("".join(traceback.format_exception(exc, limit=-_FRAMES)))
+
+
+def _message(exc: BaseException) -> str:
+    return _shielded(lambda: _exception_text(exc), lambda: type(exc).__name__)
+
+
+def _exception_text(exc: BaseException) -> str:
+    return plain_text(str(exc))
 
 
 def _after_return(ending: _Ending, r: RunState, attempts: list[str], threads_before: set[threading.Thread],
                   grace: float) -> _Ending:
     """What only shows once the agent has returned: stops in other threads, threads still calling."""
+    started = [t for t in threading.enumerate() if t not in threads_before]
     if ending.harness_stop is None and isinstance(r.stopped, HardCeiling):  # hit in a worker thread
         ending = _Ending(AgentResult("HARD_CEILING"), "ceiling", str(r.stopped))
     if ending.harness_stop is None and attempts:  # refused in another thread, or swallowed by the agent
         ending = _Ending(AgentResult("CRASHED"), "network", str(NetworkBlocked(attempts[0])))
     if ending.interrupted is None:
-        leftover = _leftover_threads(threads_before, r, grace)
+        leftover = _leftover_threads(started, r, grace)
         if leftover and ending.harness_stop is None:
             ending = _Ending(AgentResult("CRASHED"), "threads",
                              f"the agent returned while threads it started still called tools: {', '.join(leftover)}; "
                              f"their calls were refused")
+    kept = _release_non_daemon(started) if started else []
+    if kept:
+        ending.warnings.append(f"the agent left non-daemon threads running: {', '.join(kept)}; the process will "
+                               f"not wait for them at exit")
     return ending
 
 
-def _as_agent_result(out: Any, run: RunState) -> AgentResult:
+def _release_non_daemon(started: list[threading.Thread]) -> list[str]:
+    """Threads the agent started that would keep the process from exiting: let it exit without them (names).
+
+    At exit the interpreter joins every non-daemon thread; one blocked in C, or looping, would
+    hold the process (and the pytest session) forever. The thread runs on, but the interpreter
+    no longer waits for it, as for a daemon thread.
+    """
+    kept = [t for t in started if t.is_alive() and not t.daemon]
+    for t in kept:
+        _as_daemon(t)
+    return sorted(t.name for t in kept)
+
+
+def _as_daemon(t: threading.Thread) -> None:
+    # CPython keeps the non-daemon threads to join at exit in threading._shutdown_locks; a
+    # thread marked daemon and dropped from it is not waited for. Private, so each step is guarded.
+    lock = getattr(t, "_tstate_lock", None)
+    locks = getattr(threading, "_shutdown_locks", None)
+    guard = getattr(threading, "_shutdown_locks_lock", None)
+    if lock is not None and locks is not None and guard is not None:
+        with guard:
+            locks.discard(lock)
+    t._daemonic = True  # type: ignore[attr-defined]
+
+
+def _read_result(out: Any, run: RunState) -> _Ending:
+    """What the agent returned, as plain copies (read under the watchdog: see ``_drive``)."""
+    state: Any
     if isinstance(out, AgentResult):
-        return out
-    if isinstance(out, Mapping):
+        state, answer, report = out.state, out.answer, out.report
+    elif isinstance(out, Mapping):
         state = out.get("state") or out.get("terminal_state")
         report = out.get("report") or out.get("stop_report")
-        if state:
-            return AgentResult(str(state), out.get("answer"), dict(report) if report else None)
-        out = out.get("answer")
-    answer = None if out is None else str(out)
+        answer = out.get("answer")
+        if not state:
+            state, report = None, None
+    else:
+        state, answer, report = None, out, None
+    if report is not None and not isinstance(report, Mapping):
+        return _Ending(AgentResult("CRASHED"), "result",
+                       f"the agent's stop report is {_a(report)}, not a mapping (the report of AgentResult and of a "
+                       f"returned dict is a dict of fields: {', '.join(REPORT_FIELDS)})")
+    text = None if answer is None else plain_text(answer)
+    if state:
+        return _Ending(AgentResult(plain_text(state), text, plain(report) if report else None))
     if run.last_final is not None and not run.pending:
-        return AgentResult("COMPLETED", answer if answer is not None else run.last_final)
-    return AgentResult("FAILED", answer, None)
+        return _Ending(AgentResult("COMPLETED", text if text is not None else run.last_final))
+    return _Ending(AgentResult("FAILED", text, None))
 
 
-def _leftover_threads(before: set[threading.Thread], r: RunState, grace: float) -> list[str]:
+def _a(value: Any) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+# The watchdog's exception lands only while the agent runs or its objects are read, never in the
+# engine's own handling of the run's end (see toolchaos._internal.watchdog.safe_points).
+_watchdog.safe_points(interruptible=(invoke, _awaited, _read_result, _format_exception, _exception_text),
+                      holding=(_drive, _call, _shielded, _close, _stopped_by, _Limit.expired))
+
+
+def _leftover_threads(started: list[threading.Thread], r: RunState, grace: float) -> list[str]:
     """Threads the agent started that still call into the run after it returned (names)."""
-    started = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+    started = [t for t in started if t.is_alive()]
     if not started:
         return []
     deadline = _clock.real_monotonic() + grace
@@ -216,18 +369,19 @@ _SEQ = operator.itemgetter("seq")
 
 def _finish(r: RunState, ending: _Ending) -> RunResult:
     """The events in order, the requests left unanswered, the ``end`` event: the result."""
-    with r.lock:
-        r.events.sort(key=_SEQ)  # concurrent workers append out of order
-    r.flush_pending()
     result, error = ending.result, ending.error
     report = result.report
-    r.events.append(end_event(r.run_id, next(r.seq), r.step, r.clock.t, result.state, report_value(report, "guard"),
-                              report_value(report, "reason"), ending.harness_stop,
-                              error.strip().splitlines()[-1] if error else None))
+    with r.lock:  # a late call records nothing once the end event is written
+        r.events.sort(key=_SEQ)  # concurrent workers append out of order
+        r.flush_pending()
+        r.events.append(end_event(r.run_id, next(r.seq), r.step, r.clock.t, result.state,
+                                  report_value(report, "guard"), report_value(report, "reason"), ending.harness_stop,
+                                  error.strip().splitlines()[-1] if error else None))
+        r.ended = True
     toolset = r.toolset
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),
                      toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools),
-                     toolset.world, toolset.rules_fired(), toolset.rule_hits())
+                     toolset.world, toolset.rules_fired(), toolset.rule_hits(), ending.warnings)
 
 
 # --- the run in a child process (toolchaos._engine.isolated) ------------------------------
@@ -279,7 +433,8 @@ def _from_child(r: RunState, data: dict[str, Any], events: list[Event]) -> RunRe
     return RunResult(r.run_id, r.seed, r.task, data["state"], data["answer"], data["report"], Trace(events),
                      toolset.ledger, [Usage(i, o) for i, o in data["usage"]], data["harness_stop"], data["error"],
                      data["virtual_seconds"], dict(toolset.tools), toolset.world,
-                     {k: tuple(v) for k, v in data["rules_fired"].items()})
+                     {k: tuple(v) for k, v in data["rules_fired"].items()},
+                     {k: dict(v) for k, v in data["rule_hits"].items()}, list(data.get("warnings", [])))
 
 
 def _interruption(raised: Any) -> BaseException | None:

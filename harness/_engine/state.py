@@ -45,6 +45,8 @@ class RunState:
         self.lock = threading.Lock()  # model turns and request matching, when workers run at once
         self.stopped: HarnessStop | None = None  # a ceiling hit in any thread ends the run
         self.late = itertools.count(1)
+        self.refusals = itertools.count(1)
+        self.ended = False  # the end event is written: later calls are refused and not recorded
         self.pending: list[tuple[str, str, str]] = []  # (call_id, tool, fingerprint) asked for, not yet handled
         self.usage: list[Usage] = []
         self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new

@@ -15,6 +15,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
+from toolchaos._engine.plain import plain_text
 from toolchaos._engine.state import RunState
 from toolchaos._internal.events import late_event, refusal_event, tool_event
 from toolchaos.errors import HardCeiling, LeftoverStopped, RunClosed, UnknownTool
@@ -126,6 +127,14 @@ class Toolbox:
         Returns the content to hand back to the model in place of a result.
         """
         run = self._run
+        if run.closed:
+            self._late(name, args or {})
+        if next(run.refusals) > run.ceiling.max_refusals:
+            stop = HardCeiling(f"more than {run.ceiling.max_refusals} refusals (the harness ceiling)")
+            run.stopped = run.stopped or stop
+            raise stop
+        # Plain copies: the trace and the reports never call into the agent's objects.
+        name, guard, reason = plain_text(name), plain_text(guard), plain_text(reason)
         norm, fp = run.fp(name, args or {})
         run.events.append(refusal_event(run.run_id, next(run.seq), run.step, run.clock.t, name, norm, fp,
                                         run.take_request(name, fp, call_id), guard, reason))
@@ -137,9 +146,11 @@ class Toolbox:
         if n > LATE_RECORDED:  # a leftover thread that ignores RunClosed: end it, record no more
             raise LeftoverStopped(f"{name} was called {n} times after the run {run.run_id} had ended; "
                                   f"the harness stopped the calling thread")
-        norm, fp = run.fp(name, args)
         with run.lock:  # the engine may be sorting the events of the run that just ended
-            run.events.append(late_event(run.run_id, next(run.seq), run.step, run.clock.t, name, norm, fp))
+            if not run.ended:  # nothing is written after the end event
+                name = plain_text(name)
+                norm, fp = run.fp(name, args)
+                run.events.append(late_event(run.run_id, next(run.seq), run.step, run.clock.t, name, norm, fp))
         raise RunClosed(f"{name} was called after the run had ended; the call was not executed")
 
 

@@ -159,7 +159,7 @@ def _fork() -> int:
         return os.fork()
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str) -> None:  # pragma: no cover - runs in a forked child
     fd = os.open(path, os.O_WRONLY)
     try:
         os.write(fd, text.encode())  # one write: the kernel parses a map from a single write
@@ -167,7 +167,7 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _enter_namespaces(*, seal_network: bool) -> None:
+def _enter_namespaces(*, seal_network: bool) -> None:  # pragma: no cover - runs in a forked child
     """Move this (single-threaded, forked) process into new user and network namespaces.
 
     Its children go into a new PID namespace (the first becomes its PID 1).
@@ -294,6 +294,12 @@ class Child:
     def stderr(self) -> bytes:
         with self._lock:
             return self._err.value()
+
+    @property
+    def stdout_size(self) -> int:
+        """Bytes received on stdout so far, those kept and those cut (it grows while the child writes)."""
+        with self._lock:
+            return len(self._out.data) + self._out.cut
 
     @property
     def ended(self) -> Ended | None:
@@ -610,7 +616,7 @@ def _await_start(status_r: int, pid: int) -> bytes:
     buf = b""
     while b"\n" not in buf:
         chunk = os.read(status_r, 4096)
-        if not chunk:
+        if not chunk:  # pragma: no cover - the keeper died before it could report
             os.waitpid(pid, 0)
             raise OSError(errno.ECHILD, "the child ended before its command started")
         buf += chunk
@@ -623,7 +629,7 @@ def _await_start(status_r: int, pid: int) -> bytes:
     return rest
 
 
-def _report(fd: int, line: str) -> None:
+def _report(fd: int, line: str) -> None:  # pragma: no cover - runs in a forked child
     with contextlib.suppress(OSError):
         os.write(fd, line.encode(errors="replace") + b"\n")
 

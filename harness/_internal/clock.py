@@ -28,6 +28,7 @@ clocks read before installation stay comparable with readings after it.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import datetime as _dt
 import selectors
 import sys
@@ -318,8 +319,25 @@ def run_coroutine(coro: Coroutine[Any, Any, _T], clock: VirtualClock) -> _T:
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:
+            _keep_unfinished(loop, coro)
             asyncio.set_event_loop(None)
             loop.close()
+
+
+def _keep_unfinished(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any]) -> None:
+    """Never let an unfinished coroutine of the agent be garbage-collected.
+
+    A coroutine still suspended when the run ends (the watchdog ended it, or it swallowed its
+    cancellation) is closed when it is freed: ``GeneratorExit`` is thrown in, and an agent that
+    catches ``BaseException`` and loops would then spin inside the garbage collector, in a later
+    test, with no watchdog armed. One extra reference, never released, keeps it from being freed,
+    even at interpreter exit: a little memory, for a hostile agent only.
+    """
+    unfinished = [t.get_coro() for t in asyncio.all_tasks(loop) if not t.done()]
+    if getattr(coro, "cr_await", None) is not None:  # suspended, awaiting something: not finished
+        unfinished.append(coro)
+    for c in unfinished:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(c))
 
 
 def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:

@@ -8,6 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def check_finite(owner: Any) -> None:
+    """``ValueError`` for a NaN or infinite bound of a limits dataclass: NaN passes every comparison, so it
+    would bound nothing. (A loop over the fields, no keyword dict: every run builds one of these.)"""
+    for name in owner.__dataclass_fields__:
+        value = getattr(owner, name)
+        if value.__class__ is float and not math.isfinite(value):
+            raise ValueError(f"{type(owner).__name__}: {name} must be a finite number, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Budgets:
     """Limits the agent's runtime should enforce (handed to it as ``tools.budgets``)."""
@@ -16,6 +25,9 @@ class Budgets:
     max_executions: int | None = None  # tool executions
     max_seconds: float | None = None  # virtual wall-clock seconds
     max_tokens: int | None = None  # input + output tokens over the run
+
+    def __post_init__(self) -> None:
+        check_finite(self)
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, None)
@@ -88,8 +100,12 @@ class Ceiling:
 
     max_tool_calls: int = 1000
     max_model_turns: int = 200
+    max_refusals: int = 10_000  # a runtime refusing in a loop without asking the model is a runaway too
     real_seconds: float | None = None
     thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
+
+    def __post_init__(self) -> None:
+        check_finite(self)
 
     def watchdog_limit(self) -> tuple[float, str]:
         """The real-time limit a run under this ceiling gets, and who set it ("" when the ceiling or the default did)."""

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from toolchaos._internal.events import Event, ModelEvent, ToolEvent
+from toolchaos._internal.files import open_new
+from toolchaos.errors import printable
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
@@ -52,7 +54,10 @@ class Trace:
     def write(self, path: str | Path) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(self.jsonl(), encoding="utf-8")
+        # A lone surrogate (agent text that is not valid Unicode) is written as JSON's own escape,
+        # \udXXX, which reads back as the same string: the file stays valid, nothing is lost.
+        with open_new(p) as fh:  # never through a symbolic link planted in a shared artifacts directory
+            fh.write(self.jsonl().encode("utf-8", "backslashreplace"))
         self.path = p
         return p
 
@@ -189,7 +194,7 @@ def render_rows(rows: Iterable[Event], marked: int | None = None, width: int = A
     """The table's lines; ``applied`` (seq -> effects applied by that event) makes the effects column per event."""
     rows = list(rows)
     applied = _applied(rows) if applied is None else applied
-    table = [list(_COLS)] + [[_cell(e, c, width, applied) for c in _COLS] for e in rows]
+    table = [list(_COLS)] + [[printable(_cell(e, c, width, applied)) for c in _COLS] for e in rows]
     marks = ["  "] + [">>" if e.get("seq") == marked else "  " for e in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(_COLS))]
     return [m + " " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for m, r in zip(marks, table)]

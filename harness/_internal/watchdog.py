@@ -1,18 +1,35 @@
-"""The real-time watchdog: ends an agent that spins without calling tools.
+"""The real-time watchdog: ends a run that makes no progress, and bounds every run in real time.
 
-One daemon thread per process (started lazily) checks the armed deadline a few times a
-second, so arming and disarming a run is two assignments, not a thread start. When the
-deadline passes it raises ``WatchdogExpired`` inside the agent's thread (an asynchronous
-exception, delivered at the next bytecode), and repeats while the run is still armed, in
-case the agent swallowed it. It uses real time: a virtual clock cannot stop a spin.
+One daemon thread per process (started lazily) looks at the armed runs a few times a second,
+so arming and disarming a run costs a list append and a removal, not a thread start. A run is
+*stuck* when its progress count (the number of trace events: model requests, tool calls,
+refusals) has not moved for its limit: the watchdog then raises ``WatchdogExpired`` inside
+the run's thread (an asynchronous exception, delivered at the next bytecode), and repeats
+while the run is still armed, in case the agent swallowed it. A run that keeps making progress
+is ended by the harness ceiling (turns, tool calls, refusals), whatever the machine's load:
+the verdict does not depend on how fast the machine is. A total real-time fuse, far above the
+limit (``FUSE_FACTOR`` times it), still bounds a run that trickles one event at a time.
+
+Runs nest: an agent may call ``toolchaos.run`` itself. Each ``arm`` pushes a watch; only the
+innermost watch of a thread is checked, and when it is disarmed the outer one starts counting
+again from that moment (the inner run was progress of the outer one).
 
 An asynchronous exception waits for the next bytecode, so it cannot end a thread blocked
 inside C (``sock.recv()``, ``lock.acquire()``, ``select``, ``queue.get()``). When the
 agent runs in the main thread (pytest and xdist run tests there), the watchdog also sends
 it ``SIGUSR2``, whose handler raises ``WatchdogExpired``: the blocking call returns with
 EINTR and the exception surfaces. The handler is installed once, and only if nobody else
-handles ``SIGUSR2``. Sockets that connect during a run get a timeout bounded by the same
-deadline (``toolchaos._internal.isolation``), which covers other threads.
+handles ``SIGUSR2``; ``tampering()`` tells the engine when a run replaced, ignored or masked
+it (the engine fails the run and puts it back). Sockets that connect during a run get a
+timeout bounded by the same limit (``toolchaos._internal.isolation``), which covers other
+threads.
+
+The exception is never delivered inside a garbage collection: a collection runs Python
+callbacks (hypothesis registers one), and an exception raised there is "unraisable" noise,
+lost to the run. The watchdog skips a poll while a collection runs, and switches automatic
+collection off before it fires (the engine switches it back on when the run is disarmed), so
+no collection can start between the firing and the exception's arrival. Its own two callbacks
+bracket everyone else's (first at "start", last at "stop"), re-placed at every ``arm``.
 
 The watchdog thread runs untraced and unprofiled. On CPython 3.11 an asynchronous
 exception queued for a thread blocked in C keeps the interpreter's "eval breaker" set
@@ -24,34 +41,90 @@ spin after its first firing and never send the signal that unblocks the agent.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import sys
 import threading
-from types import FrameType
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import CodeType, FrameType
+from typing import Any
 
 from toolchaos._internal import clock as _clock
 from toolchaos.errors import WatchdogExpired
 
 _POLL = 0.05
-_armed: tuple[int, float, int] | None = None  # (thread id, real deadline, token)
+FUSE_FACTOR = 10.0  # a run that keeps making progress is still ended after this many times its limit
+
+
+@dataclass(slots=True, eq=False)
+class _Watch:
+    """One armed run: its thread, its limit, how it shows progress, and what the watchdog saw."""
+
+    thread: int
+    token: int
+    limit: float
+    progress: Callable[[], int] | None  # e.g. the run's event list's __len__: read, never called into agent code
+    seen: int
+    since: float  # real time the progress count last moved (or the run was armed or resumed)
+    fuse: float  # real deadline whatever the progress
+    fired: bool = False
+    why: str = ""  # "stuck" | "fuse", once fired
+
+
+_watches: list[_Watch] = []  # armed runs, outermost first
+# Safe points (see ``safe_points``): code objects where a firing may land (the agent's call, the
+# engine reading agent objects) and where it must wait (the engine's own handling of a run's end).
+_interruptible: frozenset[CodeType] = frozenset()
+_holding: frozenset[CodeType] = frozenset()
+_WALK = 5_000  # frames looked at from the top; a deeper stack is the agent's (a runaway recursion)
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
 _fire_lock = threading.Lock()
 _token = 0
-_fired = -1  # token of the last run the watchdog fired at
+_gc_off = False  # the watchdog switched automatic collection off before a firing
+_in_gc = False
 _SIGNAL: signal.Signals | None = getattr(signal, "SIGUSR2", None) if hasattr(signal, "pthread_kill") else None
 _signal_state = 0  # 0: not tried yet, 1: our handler is installed, -1: SIGUSR2 belongs to someone else
 
 
-def _expired(armed: tuple[int, float, int] | None) -> bool:
-    return armed is not None and _clock.real_monotonic() >= armed[1]
+def _innermost(thread: int) -> _Watch | None:
+    for w in reversed(_watches):
+        if w.thread == thread:
+            return w
+    return None
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    armed = _armed
-    if _expired(armed) and armed is not None and armed[0] == threading.get_ident():
+    w = _innermost(threading.get_ident())
+    if w is not None and w.fired:
         raise WatchdogExpired()
+
+
+def _on_gc_start(phase: str, info: dict[str, Any]) -> None:
+    global _in_gc
+    if phase == "start":
+        _in_gc = True
+
+
+def _on_gc_stop(phase: str, info: dict[str, Any]) -> None:
+    global _in_gc
+    if phase == "stop":
+        _in_gc = False
+
+
+def _bracket_gc() -> None:  # the callbacks themselves are holding (see safe_points, below)
+    """Our gc callbacks first and last, so a collection counts as running while any other callback runs."""
+    callbacks = gc.callbacks
+    if not callbacks or callbacks[0] is not _on_gc_start:
+        if _on_gc_start in callbacks:
+            callbacks.remove(_on_gc_start)
+        callbacks.insert(0, _on_gc_start)
+    if callbacks[-1] is not _on_gc_stop:
+        if _on_gc_stop in callbacks:
+            callbacks.remove(_on_gc_stop)
+        callbacks.append(_on_gc_stop)
 
 
 def _install_signal() -> None:
@@ -69,18 +142,81 @@ def _install_signal() -> None:
         _signal_state = -1
 
 
-def _interrupt(armed: tuple[int, float, int], again: bool) -> None:  # pragma: no cover - untraced (see _loop)
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(armed[0]), ctypes.py_object(WatchdogExpired))
+def safe_points(interruptible: Iterable[Callable[..., Any]], holding: Iterable[Callable[..., Any]]) -> None:
+    """Where the watchdog's exception may land, and where it waits.
+
+    The engine calls the agent (and reads the agent's objects) in ``interruptible`` functions;
+    the rest of its handling of a run's end happens in ``holding`` functions. When a run is due,
+    the watchdog looks at the thread's stack from the top: the first registered function it meets
+    decides. So a firing never lands in the engine's own cleanup (where it would escape
+    ``run``), and still ends an agent object whose ``__str__`` spins while the engine reads it.
+    """
+    global _interruptible, _holding
+    _interruptible = _interruptible | {f.__code__ for f in interruptible}
+    _holding = _holding | {f.__code__ for f in holding}
+
+
+safe_points((), (_on_gc_start, _on_gc_stop))  # an exception raised in a gc callback is lost, "unraisable"
+
+
+def _may_land(thread: int) -> bool:  # pragma: no cover - untraced (see _loop)
+    frame: FrameType | None = sys._current_frames().get(thread)
+    for _ in range(_WALK):
+        if frame is None:
+            break
+        code = frame.f_code
+        if code in _interruptible:
+            return True
+        if code in _holding:
+            return False
+        frame = frame.f_back
+    return True
+
+
+def _due(w: _Watch, now: float) -> bool:
+    if w.progress is not None:
+        n = w.progress()
+        if n != w.seen:
+            w.seen, w.since = n, now
+    if now >= w.fuse:
+        w.why = "fuse"
+        return True
+    if now - w.since >= w.limit:
+        w.why = w.why or "stuck"
+        return True
+    return False
+
+
+def _interrupt(w: _Watch) -> None:  # pragma: no cover - untraced (see _loop)
+    global _gc_off
+    if gc.isenabled():  # no collection (and its Python callbacks) between now and the exception's arrival
+        gc.disable()
+        _gc_off = True
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(w.thread), ctypes.py_object(WatchdogExpired))
     # The signal only from the second firing on: the asynchronous exception did not end the
     # run, so the thread is blocked in C (or swallowed it). Never send it once someone else
     # replaced the handler: SIGUSR2's default action ends the process.
-    if (again and _signal_state == 1 and _SIGNAL is not None and armed[0] == threading.main_thread().ident
+    if (w.fired and _signal_state == 1 and _SIGNAL is not None and w.thread == threading.main_thread().ident
             and signal.getsignal(_SIGNAL) is _on_signal):
-        signal.pthread_kill(armed[0], _SIGNAL)
+        signal.pthread_kill(w.thread, _SIGNAL)
+    w.fired = True
+
+
+def _poll() -> None:  # pragma: no cover - runs untraced, so coverage cannot record it
+    with _fire_lock:  # disarm() takes it too: no firing after a run has ended
+        if _in_gc:  # a collection is running its callbacks: fire at the next poll
+            return
+        now = _clock.real_monotonic()
+        done: set[int] = set()
+        for w in reversed(_watches):
+            if w.thread in done:  # an outer run of a thread whose inner run is armed: paused
+                continue
+            done.add(w.thread)
+            if _due(w, now) and _may_land(w.thread):
+                _interrupt(w)
 
 
 def _loop() -> None:  # pragma: no cover - runs untraced, so coverage cannot record it
-    global _fired
     # Before any firing: a tracer or profiler inherited from threading.settrace/setprofile
     # would stall this thread while the agent is blocked in C (see the module docstring).
     sys.settrace(None)
@@ -88,11 +224,7 @@ def _loop() -> None:  # pragma: no cover - runs untraced, so coverage cannot rec
     wake = threading.Event()
     while True:
         wake.wait(_POLL)  # threading is outside freezegun's reach: this is real time
-        with _fire_lock:  # disarm() takes it too: no firing after a run has ended
-            armed = _armed
-            if armed is not None and _expired(armed):
-                _interrupt(armed, again=_fired == armed[2])
-                _fired = armed[2]
+        _poll()
 
 
 def _after_fork() -> None:
@@ -106,41 +238,127 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def arm(seconds: float) -> int:
-    """Watch the calling thread; returns a token for ``disarm``."""
-    global _armed, _thread, _token
+def _start() -> None:
+    global _thread
+    with _lock:
+        if _thread is None:
+            _thread = threading.Thread(target=_loop, name="toolchaos-watchdog", daemon=True)
+            _thread.start()
+
+
+def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
+    """Watch the calling thread; returns a token for ``disarm``.
+
+    With ``progress`` (a cheap count that grows while the run does something), the run is
+    ended after ``seconds`` without progress, and after ``FUSE_FACTOR * seconds`` in all;
+    without it, after ``seconds``.
+    """
+    global _token
     if not _signal_state:
         _install_signal()
     if _thread is None:
-        with _lock:
-            if _thread is None:
-                _thread = threading.Thread(target=_loop, name="toolchaos-watchdog", daemon=True)
-                _thread.start()
-    _token += 1
-    _armed = (threading.get_ident(), _clock.real_monotonic() + seconds, _token)
-    return _token
+        _start()
+    _bracket_gc()  # callbacks registered since the last run (hypothesis adds one) run inside the bracket
+    now = _clock.real_monotonic()
+    with _fire_lock:
+        _token += 1
+        seen = progress() if progress is not None else 0
+        fuse = now + (seconds * FUSE_FACTOR if progress is not None else seconds)
+        _watches.append(_Watch(threading.get_ident(), _token, seconds, progress, seen, now, fuse))
+        return _token
 
 
 def remaining() -> float | None:
-    """Real seconds left before the armed run's deadline (None when no run is armed)."""
-    armed = _armed
-    return None if armed is None else armed[1] - _clock.real_monotonic()
+    """Real seconds left before the innermost armed run would be ended (None when no run is armed)."""
+    watches = _watches
+    if not watches:
+        return None
+    w = watches[-1]
+    now = _clock.real_monotonic()
+    moved = w.progress is not None and w.progress() != w.seen
+    left = w.limit if moved else w.since + w.limit - now
+    return min(left, w.fuse - now)
 
 
-def disarm(token: int) -> None:
-    """Stop watching. A firing that raced with the end of the run is absorbed here, not leaked."""
-    global _armed
+def why(token: int) -> str:
+    """Why the watchdog fired at run ``token``: "stuck", "fuse" or "" (it did not fire, or the run is disarmed)."""
+    for w in _watches:
+        if w.token == token:
+            return w.why
+    return ""
+
+
+def extend(token: int, seconds: float) -> None:
+    """Give run ``token`` ``seconds`` more from now (at most): the engine reading the agent's result, bounded."""
+    now = _clock.real_monotonic()
+    with _fire_lock:
+        for w in _watches:
+            if w.token == token:
+                w.since, w.limit, w.progress = now, min(w.limit, seconds), None
+                w.fuse = max(w.fuse, now + w.limit)
+
+
+def disarm(token: int) -> str:
+    """Stop watching; returns why the watchdog fired at this run ("" when it did not).
+
+    A firing that raced with the end of the run is absorbed here, not leaked; the outer run of
+    a nested one starts counting again.
+    """
+    reason = ""
+    fired = False
     for _ in range(3):
         try:
             with _fire_lock:
-                armed = _armed
-                if armed is not None and armed[2] == token:
-                    _armed = None
-            if _fired == token:  # only a run the watchdog fired at can have one still queued
+                for w in _watches:
+                    if w.token == token:
+                        reason, fired = w.why, w.fired
+                        _watches.remove(w)
+                        break
+                _resume(threading.get_ident())
+            if fired:  # only a run the watchdog fired at can have one still queued
                 clear_pending()
-            return
+            return reason
         except WatchdogExpired:  # delivered while disarming: the run is over anyway
             continue
+    return reason
+
+
+def _resume(thread: int) -> None:
+    """After a run is disarmed: its outer run counts from now; collection is back on when nothing is firing."""
+    global _gc_off
+    outer = _innermost(thread)
+    if outer is not None:
+        outer.since = _clock.real_monotonic()
+    if _gc_off and not any(w.fired for w in _watches):
+        _gc_off = False
+        gc.enable()
+
+
+# The C function: signal.getsignal wraps it to build an enum member, a cost on every run.
+_getsignal: Callable[[int], Any] = getattr(getattr(signal, "_signal", None), "getsignal", signal.getsignal)
+
+
+def tampering() -> str | None:
+    """What the calling thread's run did to the watchdog's signal, or None; the signal is put back as it was.
+
+    Called by the engine in the run's thread, once the agent has returned: a replaced or
+    ignored handler, or the signal blocked in this thread, means the watchdog could no longer
+    end a call blocked in C.
+    """
+    if _signal_state != 1 or _SIGNAL is None or threading.current_thread() is not threading.main_thread():
+        return None
+    found: list[str] = []
+    handler = _getsignal(_SIGNAL)
+    if handler is not _on_signal:
+        found.append("ignored it" if handler in (signal.SIG_IGN, int(signal.SIG_IGN)) else "replaced its handler")
+        signal.signal(_SIGNAL, _on_signal)
+    if _SIGNAL in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+        found.append("blocked it")
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [_SIGNAL])
+    if not found:
+        return None
+    return (f"the agent {' and '.join(found)} (SIGUSR2, the watchdog's signal): the watchdog could not end a "
+            f"call blocked in C; the harness put it back")
 
 
 def _tick() -> None:

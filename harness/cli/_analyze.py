@@ -63,14 +63,19 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
 
 def _add(analysis: Analysis, raw: str, format: str) -> None:
     path = Path(raw)
-    if not path.is_file():
-        raise CommandError(f"no such file: {raw}")
+    shown = raw.replace("\x00", "\\0")
+    if not path.exists() and not path.is_symlink():
+        raise CommandError(f"no such file: {shown}")
     try:
         analysis.add_path(path, format)
     except LogFormatError as exc:
         raise CommandError(str(exc)) from None
-    except (OSError, EOFError) as exc:  # unreadable, or a truncated gzip file
-        raise CommandError(f"{raw}: cannot read ({exc})") from None
+    except UnicodeDecodeError:  # a binary file
+        raise CommandError(f"{shown}: not a text log (not UTF-8); analyze reads "
+                           f"JSON or JSON Lines, gzipped or not") from None
+    except (OSError, EOFError) as exc:  # unreadable, a special file, a symlink loop, a truncated gzip file
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CommandError(f"{shown}: cannot read ({why})") from None
 
 
 def _selected(reports: list[SessionReport], sessions: list[str]) -> list[SessionReport]:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolchaos._engine import ISOLATION_MODES, set_isolation
+from toolchaos._engine import ISOLATION_MODES, default_for_certification, set_isolation
 from toolchaos._internal.version import VERSION
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
@@ -57,9 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
     add_real_seconds_argument(parser, scenarios=True)
-    parser.add_argument("--isolation", choices=ISOLATION_MODES, default="process",
-                        help="where each run's agent executes: 'process' (a contained child, killed at the real-time "
-                             "limit; see docs/isolation.md) or 'none' (in this process) (default: process)")
+    parser.add_argument("--isolation", choices=ISOLATION_MODES, default=default_for_certification(),
+                        help="where each run's agent executes: 'process' (a contained child, killed when stuck; "
+                             "see docs/isolation.md) or 'none' (in this process) (default: process on Linux, "
+                             "none elsewhere)")
     add_report_arguments(parser)
 
 

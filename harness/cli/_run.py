@@ -20,7 +20,7 @@ from toolchaos._internal.limits import (
     set_session_real_seconds,
 )
 from toolchaos.adapters import agent_under_test
-from toolchaos.errors import AgentRefError, CommandError, ScenarioError
+from toolchaos.errors import AgentRefError, CommandError, ScenarioError, printable
 from toolchaos.reports import add_report_arguments, could_not_call, finish_command, verdict_status
 
 HELP = "run scenario files (or directories of them) against an agent"
@@ -62,8 +62,9 @@ def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: boo
     # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
     # checks it with the plugin's rule and words (toolchaos._internal.limits.check_real_seconds).
     parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
-                        help="real-time limit of each agent run: the watchdog ends an agent still running after "
-                             f"SECONDS as a failure (WATCHDOG); {own}default {DEFAULT_REAL_SECONDS:g} seconds, "
+                        help="real-time limit of each agent run: the watchdog ends an agent that makes no progress for "
+                             f"SECONDS (no model request, tool call or event) as a failure (WATCHDOG); "
+                             f"{own}default {DEFAULT_REAL_SECONDS:g} seconds, "
                              f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents")
 
 
@@ -179,9 +180,9 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
         if args.json:
             print(as_json(verdict))
         else:
-            print(line(verdict))
+            print(printable(line(verdict)))  # agent-supplied text: no escape sequences reach the terminal
             if args.verbose and not verdict.passed:
-                print("\n" + render_failure(verdict) + "\n")
+                print("\n" + printable(render_failure(verdict)) + "\n")
     return verdicts
 
 

@@ -67,6 +67,8 @@ from toolchaos.strategies import (
 
 DEFAULT_BOUND = 50
 DEFAULT_EXAMPLES = 100
+MAX_EXAMPLES = 10_000  # a fuzz block's examples: each is a run; more would be a hang, not a test
+MAX_COUNT = 1_000_000  # any other count in a fuzz block
 
 # Which scenario category a broken invariant belongs to (DESIGN's categories).
 _CATEGORY = {"idempotent": "side_effects", "max_side_effects": "side_effects", "bounded": "budgets",
@@ -543,12 +545,13 @@ class FuzzSpec:
                                                             f" (known: {', '.join(known or [])})")
             return tuple(value)
 
-        def integer(key: str, minimum: int, default: Any) -> Any:
+        def integer(key: str, minimum: int, default: Any, maximum: int = MAX_COUNT) -> Any:
             value = data.get(key, default)
             if value is None and default is None:
                 return None
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise FuzzSpecError(f"fuzz.{key}", f"expected an integer >= {minimum}, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+                raise FuzzSpecError(f"fuzz.{key}", f"expected an integer from {minimum} to {maximum:,}, got "
+                                                   f"{value!r}")
             return value
 
         def choice(key: str, known: Sequence[str], default: str) -> str:
@@ -562,7 +565,7 @@ class FuzzSpec:
         if not isinstance(vary_seed, bool):
             raise FuzzSpecError("fuzz.vary_seed", f"expected true or false, got {vary_seed!r}")
         return cls(vary=names("vary", tools, "tool"), kinds=names("kinds", ALL_KINDS, "fault kind"),
-                   examples=integer("examples", 1, DEFAULT_EXAMPLES), max_calls=integer("max_calls", 1, 6),
+                   examples=integer("examples", 1, DEFAULT_EXAMPLES, MAX_EXAMPLES), max_calls=integer("max_calls", 1, 6),
                    max_faults=integer("max_faults", 1, None),
                    default_kinds=names("default_kinds", ALL_KINDS, "fault kind") or (),
                    policy=choice("policy", ("scenario", "vary"), "scenario"),

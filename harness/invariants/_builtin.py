@@ -16,6 +16,7 @@ data must pass (the constructors trust their types).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -170,6 +171,10 @@ class Bounded(Invariant):
 
     def __init__(self, executions: int | None = None, per_tool: Mapping[str, int] | None = None,
                  turns: int | None = None, virtual_seconds: float | None = None, tokens: int | None = None) -> None:
+        for field, value in (("executions", executions), ("turns", turns), ("virtual_seconds", virtual_seconds),
+                             ("tokens", tokens), *sorted((per_tool or {}).items())):
+            if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison: no bound
+                raise InvariantError(f"bounded: {field} must be a finite number, got {value!r}", field=field)
         self.executions, self.per_tool = executions, dict(per_tool or {})
         self.turns, self.virtual_seconds, self.tokens = turns, virtual_seconds, tokens
 
@@ -760,7 +765,9 @@ class Terminated(Invariant):
         end = result.trace.of_kind("end")
         why = {"ceiling": "the harness ceiling ended it", "watchdog": "the real-time watchdog ended it",
                "crash": "the agent crashed", "policy": "the policy crashed", "interrupted": "interrupted",
-               "uncallable": "the harness could not call the agent"}
+               "uncallable": "the harness could not call the agent",
+               "result": "the agent returned a result the harness cannot read",
+               "tampered": "the agent tampered with the harness's watchdog"}
         detail = why.get(result.harness_stop, result.harness_stop)
         if result.error:
             detail += f": {result.error.strip().splitlines()[-1]}"

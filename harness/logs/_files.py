@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from pathlib import Path
 from typing import IO, Any
 
+from toolchaos._internal.files import GZIP_MAGIC, MAX_LOG_BYTES, open_regular, read_capped
 from toolchaos.errors import LogFormatError
 
-_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_MAGIC = GZIP_MAGIC
+
+
+class _Gunzip(gzip.GzipFile):
+    """A gzip stream that closes the file under it too."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 # (label, parsed JSON): the label ("document", "line 3") is where a record's errors point.
 Record = tuple[str, Any]
@@ -17,21 +33,14 @@ Record = tuple[str, Any]
 
 def open_text(path: str | Path) -> IO[str]:
     """A text stream over a file, gunzipped when it is gzip (by its magic bytes)."""
-    p = Path(path)
-    with p.open("rb") as fh:
-        magic = fh.read(2)
-    if magic == _GZIP_MAGIC:
-        return gzip.open(p, "rt", encoding="utf-8")
-    return p.open(encoding="utf-8")
+    return io.TextIOWrapper(open_bytes(path), encoding="utf-8")
 
 
 def open_bytes(path: str | Path) -> IO[bytes]:
     """A byte stream over a file, gunzipped when it is gzip: what a streaming scanner reads."""
-    p = Path(path)
-    fh = p.open("rb")
+    fh = open(open_regular(path), "rb")  # the caller closes it
     if fh.peek(2)[:2] == _GZIP_MAGIC:
-        fh.close()
-        return gzip.open(p, "rb")  # type: ignore[return-value]
+        return _Gunzip(fh)  # type: ignore[return-value]
     return fh
 
 
@@ -41,8 +50,7 @@ def read_records(path: str | Path) -> tuple[list[Record], bool]:
     The second value tells whether the file was JSON Lines.
     """
     source = str(path)
-    with open_text(path) as fh:
-        text = fh.read()
+    text = read_capped(path, MAX_LOG_BYTES, gunzip=True).decode("utf-8")
     stripped = text.strip()
     if not stripped:
         raise LogFormatError("the file is empty", source)

@@ -48,10 +48,11 @@ def select(conversations: Sequence[Conversation], session: str | None = None, so
 def conversation(path: str | Path, format: str = "auto", session: str | None = None) -> Conversation:
     """The session of a log file to replay (default: the first): what ``toolchaos replay`` and the
     ``recorded`` policy read. Every problem, the file's included, is a ``LogFormatError``."""
-    source = str(path)
+    source = str(path).replace("\x00", "\\0")
     try:
         return select(load(path, format), session, source)
     except FileNotFoundError:
         raise LogFormatError("no such file", source, option="path") from None
     except (OSError, EOFError, UnicodeDecodeError) as exc:  # a directory, a truncated gzip, a binary file
-        raise LogFormatError(f"cannot read the file ({exc})", source, option="path") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise LogFormatError(f"cannot read the file ({why})", source, option="path") from None

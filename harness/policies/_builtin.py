@@ -150,6 +150,12 @@ def _check_args(policy: str, args: Any) -> dict[str, Any]:
     return dict(args)
 
 
+def _check_tool(policy: str, tool: Any) -> str:
+    if not isinstance(tool, str) or not tool:
+        raise PolicyError(f"{policy}: tool must be a tool's name, got {tool!r}", field="tool")
+    return tool
+
+
 def _check_until(policy: str, until: str) -> str:
     if until not in ("success", "never"):
         raise PolicyError(f"{policy}: until must be 'success' or 'never', got {until!r}", field="until")
@@ -200,7 +206,7 @@ class Stubborn(_Base):
     def __init__(self, tool: str, args: Mapping[str, Any] | None = None, *, until: str = "success",
                  needs: Sequence[str] = (), **kw: Any) -> None:
         super().__init__(**kw)
-        self.tool, self.args = tool, _check_args(self.name, args)
+        self.tool, self.args = _check_tool(self.name, tool), _check_args(self.name, args)
         self.until = _check_until(self.name, until)
         self.needs = tuple([needs] if isinstance(needs, str) else needs)
 
@@ -313,7 +319,7 @@ class PollUntil(_Base):
 
     def __init__(self, tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(**kw)
-        self.tool, self.args = tool, _check_args(self.name, args)
+        self.tool, self.args = _check_tool(self.name, tool), _check_args(self.name, args)
 
     def next(self, view: ModelView) -> Decision:
         fb = view.feedback
@@ -343,7 +349,7 @@ class Paginate(_Base):
     def __init__(self, tool: str, args: Mapping[str, Any] | None = None, *, cursor_arg: str = "cursor",
                  next_field: str = "next_cursor", **kw: Any) -> None:
         super().__init__(**kw)
-        self.tool, self.args = tool, _check_args(self.name, args)
+        self.tool, self.args = _check_tool(self.name, tool), _check_args(self.name, args)
         self.cursor_arg, self.next_field = cursor_arg, next_field
 
     def next(self, view: ModelView) -> Decision:
@@ -391,7 +397,7 @@ class Explore(_Base):
         super().__init__(**kw)
         if not queries:
             raise PolicyError("explore: queries must not be empty", field="queries")
-        self.tool, self.queries = tool, [_check_args(self.name, q) for q in queries]
+        self.tool, self.queries = _check_tool(self.name, tool), [_check_args(self.name, q) for q in queries]
         self.goal = goal if goal is not None else len(self.queries)
 
     def next(self, view: ModelView) -> Decision:

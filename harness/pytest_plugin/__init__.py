@@ -12,8 +12,8 @@
   for every run of the session whose test or scenario sets no ``real_seconds`` of its own
   (``toolchaos._internal.limits.set_session_real_seconds``).
 - ``--chaos-isolation=process|none`` (ini ``chaos_isolation``): each run's agent in a
-  contained child process, or in this one (default: ``process`` under ``--chaos-certify``,
-  else ``none``; ``toolchaos._engine.isolated``, docs/isolation.md).
+  contained child process, or in this one (default: ``process`` under ``--chaos-certify`` on
+  Linux, else ``none``; ``toolchaos._engine.isolated``, docs/isolation.md).
 - Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
   under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
   certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
@@ -71,15 +71,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="also run the bundled certification suite (implies --chaos)")
     # A string, not type=float: the ini value goes through the same check (_real_seconds).
     group.addoption(REAL_SECONDS_OPTION, default=None, metavar="SECONDS",
-                    help="real-time limit of each chaos run: the watchdog ends an agent still running after "
-                         "SECONDS as a failure (WATCHDOG); a scenario's or test's own ceiling real_seconds "
+                    help="real-time limit of each chaos run: the watchdog ends an agent that makes no progress for "
+                         "SECONDS (no model request, tool call or event) as a failure (WATCHDOG); a scenario's or "
+                         "test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
                          f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
     group.addoption(ISOLATION_OPTION, default=None, choices=ISOLATION_MODES,
                     help="where each run's agent executes: 'process' (a forked child in its own process group and "
                          "PID namespace, loopback-only network where the platform allows it, killed at the "
                          "real-time limit; see docs/isolation.md) or 'none' (in this process) (default: ini "
-                         f"{ISOLATION_INI}, else 'process' with --chaos-certify, 'none' otherwise)")
+                         f"{ISOLATION_INI}, else 'process' with --chaos-certify on Linux, 'none' otherwise)")
     parser.addini(ISOLATION_INI, f"as {ISOLATION_OPTION}", default="")
     parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
                   default="builtin:guarded")

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from toolchaos._engine import AgentUnderTest, safe_name
 from toolchaos.adapters import agent_under_test
-from toolchaos.errors import AgentRefError, ScenarioError, ScenarioFailed
+from toolchaos.errors import AgentRefError, ScenarioError, ScenarioFailed, printable
 from toolchaos.pytest_plugin._settings import settings_key
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
@@ -159,7 +159,7 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, ScenarioFailed):
             from toolchaos.certification import render_failure  # loaded already: runtest() ran the scenario
 
-            return render_failure(excinfo.value.verdict)
+            return printable(render_failure(excinfo.value.verdict))  # agent text: no escape sequences
         if isinstance(excinfo.value, AgentRefError):  # the agent reference: its message, not a traceback
             return f"chaos scenario {self.scenario.name}: {excinfo.value}"
         return super().repr_failure(excinfo)

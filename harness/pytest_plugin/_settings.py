@@ -7,12 +7,13 @@ fixture, on top of these.)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos._engine import ISOLATION_MODES
+from toolchaos._engine import ISOLATION_MODES, default_for_certification
 from toolchaos._internal.limits import check_real_seconds
 
 DEFAULT_AGENT = "builtin:guarded"
@@ -39,8 +40,30 @@ def read_settings(config: pytest.Config) -> Settings:
     opt = config.option
     agent = opt.chaos_agent or config.getini("chaos_agent") or DEFAULT_AGENT
     artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    return Settings(bool(opt.chaos or opt.chaos_certify), str(agent), int(opt.chaos_seed or 0), artifacts,
+    enabled = bool(opt.chaos or opt.chaos_certify)
+    if artifacts is not None and enabled:
+        _check_artifacts(artifacts)
+    return Settings(enabled, str(agent), int(opt.chaos_seed or 0), artifacts,
                     bool(getattr(opt, "chaos_record", False)))
+
+
+def _check_artifacts(folder: Path) -> None:
+    """One usage error at the start of the session for a folder traces cannot be written to, not one per test."""
+    problem = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        problem = "it exists and is not a directory"
+    except (OSError, ValueError) as exc:
+        problem = f"it cannot be created ({getattr(exc, 'strerror', None) or exc})"
+    else:
+        if not folder.is_dir():
+            problem = "it is not a directory"
+        elif not os.access(folder, os.W_OK | os.X_OK):
+            problem = "it is not writable"
+    if problem:
+        raise pytest.UsageError(f"--chaos-artifacts={folder}: {problem}; give a directory the traces can be "
+                                f"written to")
 
 
 def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
@@ -99,3 +122,20 @@ def read_report_settings(config: pytest.Config) -> ReportSettings:
 
     return ReportSettings(pick("agent_version"), pick("chaos_baseline"), pick("chaos_prices", "chaos_prices"),
                           pick("chaos_price_model", "chaos_price_model"))
+
+
+def isolation_mode(config: pytest.Config) -> str:
+    """``--chaos-isolation``, else ini ``chaos_isolation``, else ``process`` under ``--chaos-certify`` on Linux.
+
+    The certification suite judges an agent only by what its runs leave (the trace, the
+    ledger), so it loses nothing in a child and is worth the ten or so milliseconds a run costs
+    there; a test of one's own often looks at objects the agent changed, which a child's
+    copy would keep to itself. Elsewhere, and without ``--chaos-certify``: ``none``.
+    docs/isolation.md has the figures.
+    """
+    raw = config.option.chaos_isolation or str(config.getini(ISOLATION_INI) or "").strip()
+    if raw:
+        if raw not in ISOLATION_MODES:
+            raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_MODES)}, got {raw!r}")
+        return str(raw)
+    return default_for_certification() if config.option.chaos_certify else "none"

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from toolchaos._internal.files import MAX_LOG_BYTES, read_capped
 from toolchaos.errors import ReportError
 
 READABLE_VERSIONS = (2, 3)  # the report schema versions a diff can read (the figures it compares are in both)
@@ -30,7 +31,7 @@ def load_report(path: str | Path) -> dict[str, Any]:
     if not p.exists():
         raise ReportError(f"no report at {path} (give a report.json or the directory holding one)")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_capped(p, MAX_LOG_BYTES).decode("utf-8"))  # a device or FIFO is refused, not read
     except OSError as exc:
         raise ReportError(f"cannot read the report {p}: {exc.strerror or exc}") from None
     except ValueError as exc:

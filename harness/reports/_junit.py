@@ -16,18 +16,27 @@ from typing import Any
 
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
+from toolchaos.errors import printable
 
-_BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Characters XML 1.0 cannot hold, not even as a character reference (a NUL in a tool name would
+# make the file unparseable): shown as \xNN / \uNNNN. Escape sequences are removed as on a terminal.
+_BAD_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    ch = m.group()
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
 
 
 def _x(value: Any) -> str:
-    return _BAD_XML.sub("?", "" if value is None else str(value))
+    text = "" if value is None else str(value)
+    return _BAD_XML.sub(_escaped, printable(text) if "\x1b" in text or "\x9b" in text else text)
 
 
 def _props(parent: ET.Element, items: Sequence[tuple[str, Any]]) -> None:
     props = ET.SubElement(parent, "properties")
     for name, value in items:
-        ET.SubElement(props, "property", name=name, value=_x("" if value is None else value))
+        ET.SubElement(props, "property", name=_x(name), value=_x("" if value is None else value))
 
 
 def _suite_properties(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -104,7 +113,7 @@ def _testcase(suite: ET.Element, suite_name: str, s: Mapping[str, Any], events: 
 
 def render_junit(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     t = report["totals"]
-    suite_name = f"toolchaos.{report['suite']['name']}"
+    suite_name = _x(f"toolchaos.{report['suite']['name']}")
     root = ET.Element("testsuites", name="toolchaos certification", tests=str(t["scenarios"]),
                       failures=str(t["failed"]), errors=str(t["errors"]))
     suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(t["scenarios"]), failures=str(t["failed"]),

@@ -6,26 +6,47 @@ so it says nothing the JSON does not. GitHub-flavoured Markdown: tables, ``<deta
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import WASTE_LEVELS
+from toolchaos.errors import printable
 from toolchaos.reports._cost import usd
 
 MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
 
 
-def cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell."""
+# Agent-supplied text (titles, tool names, reasons, errors) reaches GitHub's renderer, also through
+# $GITHUB_STEP_SUMMARY: no raw HTML (``<img onerror>``, ``</details>``), no Markdown it did not mean
+# (emphasis, links, a ``|`` that splits a table cell), no control characters.
+_MARKDOWN = re.compile(r"([\\`*\[\]~|]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")  # "_" inside a word never formats
+
+
+def _line(value: Any) -> str:
     text = "" if value is None else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    return printable(text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " "))
+
+
+def cell(value: Any) -> str:
+    """Text safe inside a Markdown table cell (and anywhere in a line): HTML and Markdown escaped."""
+    return _MARKDOWN.sub(r"\\\g<0>", html.escape(_line(value), quote=False))
 
 
 def code(value: Any) -> str:
-    text = cell(value).replace("`", "'")
+    """A code span: shown literally (no HTML, no Markdown inside it), one line, no backtick to close it."""
+    text = _line(value).replace("`", "'").replace("|", "\\|")
     return f"`{text}`" if text else ""
+
+
+def fenced(text: str, info: str = "text") -> list[str]:
+    """A fenced block no line of ``text`` can close (its fence is longer than any run of backticks in it)."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, printable(text), fence]
 
 
 def headline(report: Mapping[str, Any]) -> str:
@@ -39,10 +60,10 @@ def headline(report: Mapping[str, Any]) -> str:
 
 def ended_line(s: Mapping[str, Any]) -> str:
     f = s["figures"]
-    ex = ", ".join(f"{t}={n}" for t, n in s["executions"].items() if n) or "none"
-    guard = f" (guard: {s['guard']})" if s.get("guard") else ""
-    stop = f"; harness stop: {s['harness_stop']}" if s.get("harness_stop") else ""
-    return (f"ended **{s['terminal_state']}**{guard} after {f['model_turns']} model turns and "
+    ex = ", ".join(f"{cell(t)}={n}" for t, n in s["executions"].items() if n) or "none"
+    guard = f" (guard: {cell(s['guard'])})" if s.get("guard") else ""
+    stop = f"; harness stop: {cell(s['harness_stop'])}" if s.get("harness_stop") else ""
+    return (f"ended **{cell(s['terminal_state'])}**{guard} after {f['model_turns']} model turns and "
             f"{f['executions']} tool executions ({ex}); {f['refusals']} refused; {f['side_effects']} side effects; "
             f"{f['virtual_seconds']:g} s virtual{stop}")
 
@@ -284,6 +305,6 @@ def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
         seq = first_break(s)
         title = f"Trace around event #{seq}" if seq is not None else "Trace (last events)"
         table = Trace(list(events)).table(around=seq if seq is not None else events[-1].get("seq"), radius=5)
-        out += [f"<details><summary>{title}; full trace: {code(s['trace'])}</summary>", "", "```text", table, "```",
+        out += [f"<details><summary>{title}; full trace: {code(s['trace'])}</summary>", "", *fenced(table),
                 "", "</details>", ""]
     return out

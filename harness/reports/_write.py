@@ -9,11 +9,13 @@ variable is set, cut below GitHub's size limit.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolchaos._internal.files import MAX_LOG_BYTES, open_new, read_capped
 from toolchaos._internal.trace import Trace
 from toolchaos.errors import ReportError
 from toolchaos.reports._core import SCHEMA, SCHEMA_VERSION, Entry, build_report, scenario_entry
@@ -29,7 +31,18 @@ STEP_SUMMARY_LIMIT = 900_000  # GitHub refuses step summaries over 1 MiB
 
 
 def dumps(report: Mapping[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    """report.json's text: standard JSON only (a NaN or infinity, which JSON cannot hold, is written as text)."""
+    return json.dumps(_finite(report), indent=2, ensure_ascii=False, sort_keys=False, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def write_reports(verdicts: Iterable[ScenarioVerdict], meta: RunMeta | Mapping[str, Any] | None, out_dir: str | Path,
@@ -68,7 +81,10 @@ def write_entries(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | 
 
 
 def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8", newline="\n")
+    # A lone surrogate from agent text: JSON's own escape in report.json (it reads back the same),
+    # visible as \udXXX in the others. Never an encoding error that leaves an empty file.
+    with open_new(path) as fh:
+        fh.write(text.encode("utf-8", "backslashreplace"))
     return path
 
 
@@ -87,8 +103,8 @@ def append_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> 
 
 
 def read_report(path: str | Path) -> dict[str, Any]:
-    """Load a report.json, checking that it is one this version can read."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Load a report.json, checking that it is one this version can read (a regular file, at most 64 MiB)."""
+    data = json.loads(read_capped(path, MAX_LOG_BYTES).decode("utf-8"))
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ReportError(f"{path}: not a toolchaos report (no \"schema\": \"{SCHEMA}\")")
     if data.get("schema_version") != SCHEMA_VERSION:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolchaos._internal.files import read_capped
 from toolchaos.errors import ScenarioError
 from toolchaos.scenario._load import load_text
 from toolchaos.scenario._scenario import Scenario
@@ -15,13 +16,13 @@ SCENARIO_PATTERN = "*.chaos.yaml"
 
 def load_file(path: str | Path, *, allow_imports: bool = False) -> list[Scenario]:
     """The scenarios of one file (errors are ``ScenarioError`` naming the file, line and column)."""
-    p = Path(path)
+    p = Path(str(path).replace("\x00", "\\0"))  # as the error shows it
     try:
-        data = p.read_bytes()
+        data = read_capped(path, MAX_BYTES)
     except OSError as exc:
         raise ScenarioError(f"cannot read the file ({exc.strerror or exc})", p) from None
-    if len(data) > MAX_BYTES:
-        raise ScenarioError(f"the file is {len(data):,} bytes; scenario files are limited to {MAX_BYTES:,}", p)
+    except ValueError as exc:  # a path the system cannot take
+        raise ScenarioError(f"cannot read the file ({exc})", p) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos import _agents as agents
+from toolchaos._internal.files import MAX_LOG_BYTES, read_capped
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.errors import AgentRefError, ApiFaultError, FuzzSpecError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool
@@ -132,7 +133,7 @@ def _with_dependencies(digest: str, files: Sequence[Path]) -> str:
         return digest
     h = hashlib.sha256(digest.encode())
     for f in files:  # read already when the policy was built: a missing file is a located error there
-        h.update(b"\x00" + hashlib.sha256(f.read_bytes()).hexdigest().encode())
+        h.update(b"\x00" + hashlib.sha256(read_capped(f, MAX_LOG_BYTES)).hexdigest().encode())
     return h.hexdigest()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,9 @@ def _resolve_files(kind: Kind[Any], kwargs: dict[str, Any], ctx: Context) -> lis
     files = []
     for param in kind.params:
         if param.names("Path") and isinstance(kwargs.get(param.name), str):
-            kwargs[param.name] = str((ctx.base / kwargs[param.name]).resolve())
+            # Lexically, not Path.resolve(): the path is checked when it is read, where a symlink
+            # loop or a NUL byte becomes a located error rather than a RuntimeError here.
+            kwargs[param.name] = os.path.abspath(os.path.join(ctx.base, kwargs[param.name]))
             files.append(Path(kwargs[param.name]))
     ctx.depends.extend(files)
     return files

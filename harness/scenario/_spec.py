@@ -106,7 +106,8 @@ class CeilingSpec(_Model):
 
     max_tool_calls: int | None = Field(None, ge=1)
     max_model_turns: int | None = Field(None, ge=1)
-    real_seconds: float | None = Field(None, gt=0)
+    max_refusals: int | None = Field(None, ge=1)
+    real_seconds: float | None = Field(None, gt=0, allow_inf_nan=False)
 
 
 _AT_LEAST_ONE = Annotated[int, Field(ge=1)]

@@ -8,6 +8,7 @@ and alias expansion are bounded, so no input can hang the loader. Every error is
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +233,16 @@ def _scalar(node: ScalarNode, loader: _Loader, path: str | Path | None, text: st
     if node.tag == _STR_TAG or node.tag.endswith(":timestamp"):
         return node.value  # dates stay text: tool arguments are JSON
     try:
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
     except (yaml.MarkedYAMLError, ValueError, OverflowError) as exc:
         raise ScenarioError(f"cannot read the value {node.value!r} ({exc})", path, _span(node), text) from None
+    except (KeyError, TypeError, AttributeError):  # `!!bool maybe`: PyYAML's constructor fails its own way
+        kind = node.tag.rsplit(":", 1)[-1]
+        raise ScenarioError(f"cannot read the value {node.value!r} as the tag !!{kind} asks", path, _span(node),
+                            text) from None
+    if isinstance(value, float) and not math.isfinite(value):
+        # Every number in a scenario is a bound, a limit, a time or an argument: NaN passes every
+        # comparison and infinity is not JSON, so neither can mean anything here.
+        raise ScenarioError(f"{node.value} is not a finite number: write a number, or leave the key out",
+                            path, _span(node), text)
+    return value

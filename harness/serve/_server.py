@@ -34,7 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from toolchaos._engine import ModelClient, RunResult, Toolbox
+from toolchaos._engine import ModelClient, RunResult, Toolbox, in_process
 from toolchaos._engine import run as engine_run
 from toolchaos._engine.state import RunState
 from toolchaos._internal import clock as _clock
@@ -207,9 +207,10 @@ class Server:
 
     def _run(self) -> None:
         try:
-            res = engine_run(self._agent, task=str(self.task), tools=self.tools, policy=self.policy, seed=self.seed,
-                             budgets=self.budgets, ceiling=self.ceiling, store=self.store, name=self.name,
-                             artifacts=self.artifacts, world=self.world)
+            with in_process():  # the run's toolbox is driven by this process's HTTP threads: never a child's copy
+                res = engine_run(self._agent, task=str(self.task), tools=self.tools, policy=self.policy,
+                                 seed=self.seed, budgets=self.budgets, ceiling=self.ceiling, store=self.store,
+                                 name=self.name, artifacts=self.artifacts, world=self.world)
             self.result = self._with_requests(res)
             if self.scenario is not None:
                 from toolchaos.certification import judge  # pydantic and PyYAML: only to judge a scenario

@@ -239,3 +239,45 @@ def _until(condition: object, within: float = 5.0) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "the child did not get there in time"
         time.sleep(0.01)
+
+
+def test_without_pidfd_the_exit_is_polled(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(children, "_pidfd", lambda pid: None)
+    child = children.start(["sh", "-c", "echo out; exit 4"])
+    assert child.wait(timeout=10) == 4 and child.stdout == b"out\n"
+    forked = children.fork_call(lambda fd: os.write(fd, b"hi"))
+    assert forked.wait(timeout=10) == 0 and forked.stdout == b"hi"
+
+
+def test_stdin_the_child_never_reads_is_dropped(mode: str) -> None:
+    child = children.start(["true"], stdin=b"z" * 2_000_000)
+    assert child.wait(timeout=10) == 0
+
+
+def test_a_forwarded_port_whose_server_is_gone_closes_the_connection(mode: str, tmp_path: Path) -> None:
+    port = _free_port()
+    code = (f"import socket; c = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
+            f"print(c.recv(100))")
+    child = children.start(_py(code), seal_network=True, forward={port: str(tmp_path / "nobody.sock")})
+    assert child.wait(timeout=10) == 0, child.stderr
+    assert child.stdout == b"b''\n"
+
+
+def test_a_command_that_cannot_start_closes_its_forwarded_ports(mode: str, unix_server: str) -> None:
+    port = _free_port()
+    with pytest.raises(FileNotFoundError):
+        children.start(["no-such-command-here"], forward={port: unix_server})
+    with socket.socket() as s:  # the port is free again
+        s.bind(("127.0.0.1", port))
+
+
+def test_fork_call_reports_how_the_function_ended(mode: str) -> None:
+    def fails(fd: int) -> None:
+        raise RuntimeError("in the child")
+
+    assert children.fork_call(fails).wait(timeout=10) == 1
+    assert children.fork_call(lambda fd: os._exit(7)).wait(timeout=10) == 7
+    spin = children.fork_call(lambda fd: [None for _ in iter(int, 1)])
+    assert spin.wait(timeout=0.05) is None and spin.stdout_size == 0
+    spin.kill()
+    assert spin.end().killed

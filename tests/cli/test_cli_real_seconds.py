@@ -30,7 +30,8 @@ SPIN_AGENT = f"{SPIN_MODULE}:spin"
 
 SPIN, SCENARIO, OWN_LIMIT, NO_OWN_LIMIT = SPIN_AGENTS, SPIN_SCENARIO, SPIN_OWN_LIMIT, SPIN_NO_OWN_LIMIT
 
-FROM_OPTION = "the real-time watchdog ended it: the agent ran past the real-time limit of 0.3s (set by --real-seconds)"
+FROM_OPTION = ("the real-time watchdog ended it: the agent made no progress (no model request, tool call or event) "
+               "for 0.3s, the real-time limit (set by --real-seconds)")
 
 
 @pytest.fixture
@@ -88,7 +89,8 @@ def test_a_scenarios_own_real_seconds_wins(spin: Path, capsys: pytest.CaptureFix
     assert main(["run", str(spin), "--agent", SPIN_AGENT, "--real-seconds", "0.3", "--json"]) == 1
     rows = {r["id"]: r for r in map(_json, capsys.readouterr().out.splitlines())}
     assert rows["own-limit"]["violations"][0]["actual"] == (
-        "the real-time watchdog ended it: the agent ran past the real-time limit of 0.1s")
+        "the real-time watchdog ended it: the agent made no progress (no model request, tool call or event) for 0.1s, "
+        "the real-time limit")
     assert rows["no-own-limit"]["violations"][0]["actual"] == FROM_OPTION
 
 
@@ -123,7 +125,8 @@ def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.Capt
         assert limits.session_real_seconds() == 0.5
         # A second command without the option runs under the outer limit, not the first command's.
         assert main(["run", str(spin), "--agent", SPIN_AGENT]) == 1
-        assert "the agent ran past the real-time limit of 0.5s (set by an outer session)" in capsys.readouterr().out
+        assert ("the agent made no progress (no model request, tool call or event) for 0.5s, the real-time limit "
+                "(set by an outer session)") in capsys.readouterr().out
     finally:
         restore()
 

@@ -325,7 +325,8 @@ def test_fuzz_spec_validates_and_names_the_field() -> None:
     bad = [({"kinds": ["timeout", "timout"]}, r"fuzz.kinds\[1\]: unknown fault kind 'timout'.*did you mean"),
            ({"vary": ["nope"]}, r"fuzz.vary\[0\]: unknown tool 'nope'"),
            ({"exmples": 3}, r"fuzz.exmples: unknown key; did you mean 'examples'"),
-           ({"examples": 0}, r"fuzz.examples: expected an integer >= 1"),
+           ({"examples": 0}, r"fuzz.examples: expected an integer from 1 to 10,000"),
+           ({"examples": 1_000_000_000}, r"fuzz.examples: expected an integer from 1 to 10,000, got 1000000000"),
            ({"policy": "random"}, r"fuzz.policy: expected one of scenario, vary"),
            ({"vary_seed": "yes"}, r"fuzz.vary_seed: expected true or false"),
            ([1], r"fuzz: expected a mapping")]

@@ -24,7 +24,8 @@ pytest_plugins = ["pytester"]
 
 SPIN, SCENARIO, OWN_LIMIT, NO_OWN_LIMIT = SPIN_AGENTS, SPIN_SCENARIO, SPIN_OWN_LIMIT, SPIN_NO_OWN_LIMIT
 
-FROM_OPTION = "*the real-time watchdog ended it: the agent ran past the real-time limit of {:g}s (set by {})*"
+FROM_OPTION = ("*the real-time watchdog ended it: the agent made no progress (no model request, tool call or event) "
+               "for {:g}s, the real-time limit (set by {})*")
 
 
 @pytest.fixture
@@ -67,7 +68,8 @@ def test_a_scenarios_own_real_seconds_beats_the_option(spin: pytest.Pytester) ->
     # A ceiling block that sets only max_tool_calls leaves the real-time limit to the session.
     res.stdout.fnmatch_lines(["*chaos scenario no-own-limit*", FROM_OPTION.format(0.2, "--chaos-real-seconds"),
                               "*chaos scenario own-limit*",
-                              "*the real-time watchdog ended it: the agent ran past the real-time limit of 0.1s"])
+                              "*the real-time watchdog ended it: the agent made no progress (no model request, tool "
+                              "call or event) for 0.1s, the real-time limit"])
 
 
 def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
@@ -93,10 +95,10 @@ def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
     """)
     res = spin.runpytest("--chaos", "--chaos-real-seconds=0.2", "-s", "-v", "-p", "no:randomly")
     res.assert_outcomes(passed=3)
-    limit = "RESULT WATCHDOG the agent ran past the real-time limit of"
-    res.stdout.fnmatch_lines([f"*{limit} 0.2s (set by --chaos-real-seconds)*",
-                              f"*{limit} 0.2s (set by --chaos-real-seconds)*",
-                              f"*{limit} 0.1s"])
+    limit = "RESULT WATCHDOG the agent made no progress (no model request, tool call or event) for"
+    res.stdout.fnmatch_lines([f"*{limit} 0.2s, the real-time limit (set by --chaos-real-seconds)*",
+                              f"*{limit} 0.2s, the real-time limit (set by --chaos-real-seconds)*",
+                              f"*{limit} 0.1s, the real-time limit"])
 
 
 def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
@@ -111,7 +113,8 @@ def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
     """)
     res = spin.runpytest("--chaos-real-seconds=0.2", "-s")
     res.assert_outcomes(passed=1)
-    res.stdout.fnmatch_lines(["*RESULT WATCHDOG the agent ran past the real-time limit of 0.2s (set by *"])
+    res.stdout.fnmatch_lines(["*RESULT WATCHDOG the agent made no progress (no model request, tool call or event) "
+                              "for 0.2s, the real-time limit (set by *"])
 
 
 def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
