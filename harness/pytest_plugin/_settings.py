@@ -85,22 +85,6 @@ def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def isolation_mode(config: pytest.Config) -> str:
-    """``--chaos-isolation``, else ini ``chaos_isolation``, else ``process`` under ``--chaos-certify``, else ``none``.
-
-    The certification suite judges an agent only by what its runs leave (the trace, the
-    ledger), so it loses nothing in a child and is worth the few milliseconds a run costs
-    there; a test of one's own often looks at objects the agent changed, which a child's
-    copy would keep to itself. docs/isolation.md has the figures.
-    """
-    raw = config.option.chaos_isolation or str(config.getini(ISOLATION_INI) or "").strip()
-    if raw:
-        if raw not in ISOLATION_MODES:
-            raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_MODES)}, got {raw!r}")
-        return str(raw)
-    return "process" if config.option.chaos_certify else "none"
-
-
 @dataclass(frozen=True)
 class ReportSettings:
     """What a report says beyond the verdicts: the agent's version, the baseline, the prices."""
