@@ -53,8 +53,8 @@ def test_the_certification_suite_gives_byte_identical_traces_in_a_child(agent: s
         assert [r.trace.jsonl() for r in a.runs] == [r.trace.jsonl() for r in b.runs], a.scenario.name
         assert (a.passed, [r.terminal_state for r in a.runs]) == (b.passed, [r.terminal_state for r in b.runs])
         assert [r.ledger.effects for r in a.runs] == [r.ledger.effects for r in b.runs]
-        assert [(r.usage, r.rules_fired, r.rule_hits, r.virtual_seconds, r.stop_report) for r in a.runs] == \
-            [(r.usage, r.rules_fired, r.rule_hits, r.virtual_seconds, r.stop_report) for r in b.runs]
+        assert [(r.usage, r.rules_fired, r.rule_hits, r.virtual_seconds, r.stop_report, r.warnings) for r in a.runs] == \
+            [(r.usage, r.rules_fired, r.rule_hits, r.virtual_seconds, r.stop_report, r.warnings) for r in b.runs]
 
 
 def _writes(task, model, tools):  # type: ignore[no-untyped-def]
