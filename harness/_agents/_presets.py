@@ -170,6 +170,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("openai-agents-js", ("node",), "@openai/agents@0.20.0 openai@7.59.0", "0.20.0",
            "a Node agent on the OpenAI Agents JS SDK at its defaults (Runner, MCPServerStreamableHttp, max turns 10)",
            _node("openai_agents_agent.cjs")),
+    Preset("vercel-ai", ("node",), "ai@6.0.326 @ai-sdk/openai@3.0.141 @modelcontextprotocol/sdk@1.32.2", "6.0.326",
+           "a Node agent on the Vercel AI SDK (generateText, stopWhen: stepCountIs(10), @ai-sdk/openai on the "
+           "Responses API), its tools from the MCP server",
+           _node("vercel_ai_agent.cjs")),
     Preset("python", (sys.executable,), "openai (PyPI) mcp (PyPI)", "openai 2, mcp 1",
            "a Python agent loop in a subprocess on the openai package, its tools from the MCP server", _python),
 )}

@@ -40,7 +40,7 @@ ROOT = Path.cwd()
 SCENARIOS = ("loop-exact-repeat-timeout", "side-email-asked-repeatedly", "err-permission-denied",
              "loop-argument-jitter", "legit-transient-503")
 CLIS = ("codex", "claude-code", "gemini-cli", "opencode")
-NODE = ("node-openai", "node-anthropic", "openai-agents-js")
+NODE = ("node-openai", "node-anthropic", "openai-agents-js", "vercel-ai")
 MATRIX_REAL_SECONDS = 300.0  # a CLI's 200 turns against the ceiling take tens of seconds on a loaded machine
 _VERSION_ARGS = ("--version",)
 
@@ -87,10 +87,14 @@ def _work_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="toolchaos-cli-work-"))
 
 
+_NODE_PACKAGES = {"node-openai": "openai", "node-anthropic": "@anthropic-ai/sdk", "openai-agents-js": "@openai/agents",
+                  "vercel-ai": "ai"}
+
+
 def version(name: str, agent: ProcessAgent, node_dir: Path) -> str:
     """The agent's real version: the CLI's own ``--version``, or the SDK package's in node_modules."""
     if name in NODE:
-        pkg = {"node-openai": "openai", "node-anthropic": "@anthropic-ai/sdk", "openai-agents-js": "@openai/agents"}[name]
+        pkg = _NODE_PACKAGES[name]
         data = json.loads((node_dir / "node_modules" / pkg / "package.json").read_text(encoding="utf-8"))
         return f"{pkg} {data['version']}"
     env = {"HOME": _work_dir().as_posix(), "PATH": "/usr/bin:/bin"}
@@ -139,6 +143,10 @@ _OWN_GUARDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+_TURN_LIMITS = {"openai-agents-js": "its turn limit (the SDK's default max turns, 10: MaxTurnsExceededError)",
+                "vercel-ai": "its step limit (the example's stopWhen: stepCountIs(10))"}
+
+
 def stopped_by(name: str, res: ProcessRunResult) -> str:
     """What ended the run: the harness, the agent's own guard (named), its turn limit, or its model's answer."""
     proc = res.process
@@ -151,8 +159,7 @@ def stopped_by(name: str, res: ProcessRunResult) -> str:
             return words
     counted = re.search(r'TOOLCHAOS_COUNTS .*"stopped":\s*"(\w+)"', text)
     if counted and counted.group(1) == "turn_limit":
-        return ("its turn limit (the SDK's default max turns, 10: MaxTurnsExceededError)" if name == "openai-agents-js"
-                else "its turn limit (the example's AGENT_MAX_TURNS, 10)")
+        return _TURN_LIMITS.get(name, "its turn limit (the example's AGENT_MAX_TURNS, 10)")
     events = res.trace.model_events
     if events and not events[-1].get("calls"):
         return "its model's final answer"

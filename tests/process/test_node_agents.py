@@ -1,6 +1,7 @@
-"""Node agents on the openai and @anthropic-ai/sdk packages and the OpenAI Agents JS SDK, through serve and MCP.
+"""Node agents on openai, @anthropic-ai/sdk, the OpenAI Agents JS SDK and the Vercel AI SDK, through serve and MCP.
 
-The agents are the example agents of the presets (``node-openai``, ``node-anthropic``, ``openai-agents-js``); their
+The agents are the example agents of the presets (``node-openai``, ``node-anthropic``, ``openai-agents-js``,
+``vercel-ai``); their
 packages are the pinned ones in ``.ci/node`` (``npm ci --prefix .ci/node``, which ``.ci/run``
 runs). What each agent's own code counted (it prints one line) must be what the harness saw.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from toolchaos import Ceiling, policies
 from toolchaos.fake_tools import catalogue, faults
-from toolchaos.process import ProcessAgent, run
+from toolchaos.process import ProcessAgent, matrix, run
 
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
@@ -69,3 +70,33 @@ def test_an_openai_agents_js_agent_stops_at_its_own_max_turns_and_the_counts_mat
     assert counts["tool_calls"] == res.total_executions == 10
     assert counts["model_requests"] == res.model_requests == res.turns == 10
     assert {r.api for r in res.requests} == {"openai.responses"}  # its default model: the Responses API
+
+
+def test_a_vercel_ai_agent_stops_at_its_step_limit_and_the_counts_match() -> None:
+    agent = ProcessAgent(preset="vercel-ai", cwd=str(NODE_DIR), env={"AGENT_MAX_TURNS": "5"})
+    res = run(agent,
+              task="Retry until you have the total of invoice inv_1.",
+              tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
+              policy=policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}), ceiling=Ceiling(real_seconds=60))
+    assert res.process is not None and res.process.exit_code == 0, res.process and res.process.stderr
+    counts = _counts(res.process.stdout)
+    assert counts["stopped"] == "turn_limit"  # generateText returns, no error, at stopWhen: stepCountIs(5)
+    assert counts["tool_calls"] == res.total_executions == 5
+    assert counts["tool_errors"] == 5  # each timeout reached it as an MCP tool error
+    assert counts["model_requests"] == res.model_requests == res.turns == 5
+    assert {r.api for r in res.requests} == {"openai.responses"}  # openai(model): the Responses API
+    assert res.terminal_state == "FAILED"
+    # What the matrix says of it: the version in node_modules, and its own step limit as what stopped it.
+    assert matrix.version("vercel-ai", agent, NODE_DIR) == "ai 6.0.326"
+    assert matrix.stopped_by("vercel-ai", res).startswith("its step limit")
+
+
+def test_a_vercel_ai_agent_sends_one_email_and_answers() -> None:
+    policy = policies.scripted([{"call": "send_email", "args": {"to": "ann@example.com", "subject": "Hi",
+                                                                "body": "Hello"}}, {"final": "Sent."}])
+    res = run(ProcessAgent(preset="vercel-ai", cwd=str(NODE_DIR)), task="Send Ann a hello.",
+              tools=[catalogue.get("send_email")], policy=policy, ceiling=Ceiling(real_seconds=60))
+    assert res.process is not None and res.process.exit_code == 0, res.process and res.process.stderr
+    counts = _counts(res.process.stdout)
+    assert counts == {"model_requests": 2, "tool_calls": 1, "tool_errors": 0, "turns": 2, "stopped": "final"}
+    assert res.terminal_state == "COMPLETED" and res.ledger.applied("send_email") == 1
