@@ -23,6 +23,21 @@ as real time, so a real answer is never overtaken by a virtual timeout.
 
 Outside a run every patched function answers the real time at once, so monotonic
 clocks read before installation stay comparable with readings after it.
+
+The user's own freezegun: the harness's freezer sits at the bottom of freezegun's stack.
+Outside a run, a test's ``freeze_time(...)`` (``tick=True``, ``auto_tick_seconds`` too) is
+answered by freezegun exactly as without toolchaos (its factory, its ignore list, its
+``tz_offset``); inside a run the run's virtual clock wins, whatever the test froze.
+
+The time zone: during a run the agent's local time is UTC (``TZ=UTC`` and ``time.tzset()``
+while a run is active, the previous zone put back after it), so ``time.localtime``,
+``time.strftime``, ``datetime.fromtimestamp`` and ``datetime.now().astimezone()`` give the
+same answer on every machine and traces do not depend on the host's zone.
+
+Which threads move a run's clock: the thread that runs the agent and the non-daemon threads
+started while that run is active (executor workers, ``asyncio.to_thread``, the agent's own
+workers). A daemon thread (an SDK's tracing exporter, telemetry) or a thread left over from
+an earlier run sleeps in real time: its retry loops cannot advance a run's virtual clock.
 """
 
 from __future__ import annotations
@@ -30,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import datetime as _dt
+import os
 import selectors
 import sys
 import threading
@@ -44,16 +60,19 @@ import freezegun.api as _fz
 EPOCH = _dt.datetime(2026, 1, 1, 0, 0, 0)  # every run's virtual time starts here (naive UTC)
 _real_sleep = time.sleep
 _real_async_sleep = asyncio.sleep
+_real_ctime = time.ctime
+_real_asctime = time.asctime
 
 
 class VirtualClock:
     """Seconds since the run began; moves only when a fault, a latency or a sleep says so."""
 
-    __slots__ = ("_lock", "t")
+    __slots__ = ("_lock", "owner", "t")
 
     def __init__(self) -> None:
         self.t = 0.0
         self._lock = threading.Lock()
+        self.owner: int | None = None  # the thread that runs the agent (set by ``activate``)
 
     def now(self) -> float:
         return self.t
@@ -73,8 +92,54 @@ REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothe
                      "toolchaos._internal.watchdog", "bench_", "benchmarks")
 
 
-def _outside_run() -> bool:
-    return _active is None
+_STARTED_IN = "_toolchaos_clock"  # on a Thread: the run's clock that was active when it was started
+
+
+def _use_real_time() -> bool:
+    """freezegun's question "real time for this caller?": never in a run; outside one, freezegun's own rule."""
+    if _active is not None:
+        return False
+    if len(_fz.freeze_factories) <= 1:  # only the harness's freezer: real time, at the cost of one call
+        return True
+    return _ignored_caller()
+
+
+def _ignored_caller() -> bool:
+    """A user's ``freeze_time`` is on: real time for callers in its ignore list (freezegun's rule)."""
+    ignore = _fz.ignore_lists[-1] if _fz.ignore_lists else ()
+    if not ignore:
+        return False
+    frame = sys._getframe(3)  # this, _use_real_time, freezegun's fake: then the caller
+    for _ in range(int(_fz.call_stack_inspection_limit)):
+        name = frame.f_globals.get("__name__")
+        if name and name.startswith(ignore):
+            return True
+        if frame.f_back is None:
+            break
+        frame = frame.f_back
+    return False
+
+
+def _current_time() -> _dt.datetime:
+    """freezegun's ``get_current_time``: the run's clock in a run, else the top freezer's time."""
+    clock = _active
+    if clock is not None:
+        return EPOCH + _dt.timedelta(seconds=clock.t)
+    return _fz.freeze_factories[-1]()
+
+
+def _tz_offset(cls: Any) -> _dt.timedelta:
+    """freezegun's ``tz_offset`` of the top freezer, except in a run (UTC, no offset)."""
+    return _dt.timedelta(0) if _active is not None else _fz.tz_offsets[-1]
+
+
+def _moves_clock(clock: VirtualClock) -> bool:
+    """Whether a sleep in this thread advances ``clock`` (see the module docstring)."""
+    if clock.owner == threading.get_ident():
+        return True
+    thread = threading.current_thread()
+    return getattr(thread, _STARTED_IN, None) is clock and not thread.daemon
+
 
 _active: VirtualClock | None = None
 _freezer: Any = None
@@ -104,7 +169,7 @@ class _TimeSource:
 
 def _virtual_sleep(seconds: float) -> None:
     clock = _active
-    if clock is None:
+    if clock is None or not _moves_clock(clock):
         _real_sleep(seconds)
     else:
         if seconds < 0:
@@ -112,9 +177,19 @@ def _virtual_sleep(seconds: float) -> None:
         clock.advance(seconds)
 
 
+def _virtual_ctime(secs: float | None = None) -> str:
+    """``time.ctime``, which freezegun leaves alone: the run's time in a run (as ``time.time``)."""
+    return _real_ctime(time.time() if secs is None and _active is not None else secs)
+
+
+def _virtual_asctime(t: Any = None) -> str:
+    return _real_asctime(time.localtime() if t is None and _active is not None else t)
+
+
 async def _virtual_async_sleep(delay: float, result: Any = None) -> Any:
     clock = _active
-    if clock is None or delay <= 0 or type(asyncio.get_running_loop()) in _OWN_TIME_LOOPS:
+    if (clock is None or delay <= 0 or type(asyncio.get_running_loop()) in _OWN_TIME_LOOPS
+            or not _moves_clock(clock)):
         return await _real_async_sleep(delay, result)  # on a virtual loop the timer itself is virtual
     clock.advance(delay)
     return await _real_async_sleep(0, result)
@@ -158,15 +233,43 @@ def install() -> None:
             return
         freezer = freezegun.freeze_time(EPOCH, real_asyncio=True, ignore=list(REAL_TIME_MODULES))
         freezer.start()
-        _fz.freeze_factories[-1] = _TimeSource()  # type: ignore[call-overload]
-        # freezegun's fakes ask ``_should_use_real_time()`` first. Answer "outside a run":
-        # then between runs every time function is the real one at the cost of one call
-        # (monotonic clocks stay comparable across installation), and inside a run every
-        # caller sees the virtual clock, with no call-stack inspection (an agent called
-        # from a test is a few frames below pytest, which an ignore list would match).
-        _fz._should_use_real_time = _outside_run
+        _bottom_of_stack()
+        # freezegun's fakes ask ``_should_use_real_time()`` first. Between runs, with no user
+        # freezer, every time function is the real one at the cost of one call (monotonic
+        # clocks stay comparable across installation); inside a run every caller sees the
+        # virtual clock, with no call-stack inspection (an agent called from a test is a few
+        # frames below pytest, which an ignore list would match).
+        _fz._should_use_real_time = _use_real_time
+        _fz.get_current_time = _current_time
+        _fz.FakeDatetime._tz_offset = classmethod(_tz_offset)  # type: ignore[method-assign,assignment]
+        _fz.FakeDate._tz_offset = classmethod(_tz_offset)  # type: ignore[method-assign,assignment]
         _patch_sleeps()
+        time.ctime, time.asctime = _virtual_ctime, _virtual_asctime  # type: ignore[assignment]
+        _patch_thread_start()
         _freezer = freezer
+
+
+def _bottom_of_stack() -> None:
+    """Move the freezer just started to the bottom of freezegun's stacks, under a user's freezer if one is on.
+
+    So a user's ``freeze_time`` that was active when the harness installed still ends with its
+    own ``stop()`` (which pops the top), and the harness's freezer is never popped.
+    """
+    stacks: list[list[Any]] = [_fz.freeze_factories, _fz.ignore_lists, _fz.tick_flags, _fz.tz_offsets]
+    for stack in stacks:
+        stack.insert(0, stack.pop())
+    _fz.freeze_factories[0] = _TimeSource()  # type: ignore[call-overload]
+
+
+def _patch_thread_start() -> None:
+    """Mark each thread with the run that was active when it started (whose clock it may move)."""
+    real_start = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        setattr(self, _STARTED_IN, _active)
+        real_start(self)
+
+    threading.Thread.start = start  # type: ignore[method-assign]
 
 
 def _patch_sleeps() -> None:
@@ -185,10 +288,47 @@ def _patch_sleeps() -> None:
 
 
 def activate(clock: VirtualClock | None) -> VirtualClock | None:
-    """Make ``clock`` the time every patched function reads; returns the previous one."""
+    """Make ``clock`` the time every patched function reads; returns the previous one.
+
+    Called by the thread that runs the agent: that thread moves the clock with its sleeps.
+    The first clock of a run switches the process to UTC; ``None`` puts the zone back.
+    """
     global _active
+    if clock is not None and clock.owner is None:
+        clock.owner = threading.get_ident()
     previous, _active = _active, clock
+    if previous is None and clock is not None:
+        _utc.enter()
+    elif previous is not None and clock is None:
+        _utc.leave()
     return previous
+
+
+class _UtcZone:
+    """``TZ=UTC`` for the length of a run, the previous ``TZ`` put back after it (not on Windows: no tzset)."""
+
+    def __init__(self) -> None:
+        self.saved: tuple[str | None] | None = None
+
+    def enter(self) -> None:
+        if not hasattr(time, "tzset") or (time.timezone == 0 and time.daylight == 0 and time.tzname[0] == "UTC"):
+            return  # already UTC (most CI machines): nothing to switch
+        self.saved = (os.environ.get("TZ"),)
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+
+    def leave(self) -> None:
+        if self.saved is None:
+            return
+        (tz,), self.saved = self.saved, None
+        if tz is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = tz
+        time.tzset()
+
+
+_utc = _UtcZone()
 
 
 def active() -> VirtualClock | None:
