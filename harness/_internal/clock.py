@@ -204,6 +204,9 @@ def real_datetime() -> Iterator[None]:
     is a metaclass conflict with freezegun's ``FakeDate``). Imported in this block, it binds the
     real classes (fake instances still pass its checks: they subclass the real ones).
     """
+    from toolchaos._internal.pydantic_time import patch_pydantic
+
+    patch_pydantic()  # an import may build pydantic models against the real classes
     saved = (_dt.datetime, _dt.date)
     faked = saved[0] is not _fz.real_datetime
     if faked:
@@ -213,6 +216,7 @@ def real_datetime() -> Iterator[None]:
     finally:
         if faked:
             _dt.datetime, _dt.date = saved  # type: ignore[misc]
+        patch_pydantic()  # pydantic may have been imported by the block
 
 
 def installed() -> bool:

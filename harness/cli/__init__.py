@@ -81,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _import_from_cwd() -> None:
+    """Agent references (``myapp.agent:run``) import from the current directory, as uvicorn and celery do.
+
+    The ``toolchaos`` console script, unlike ``python -m toolchaos``, has no current directory on
+    ``sys.path``; so the printed reproduce lines (``toolchaos run ...``) work as printed.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -88,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     name = f"toolchaos {args.command}"
+    _import_from_cwd()
     try:
         return int(COMMANDS[args.command].run(args))
     except CommandError as exc:  # the command's own words, as written (they may span lines)
