@@ -17,5 +17,5 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """Inner sessions without hypothesis's and langsmith's plugins: they cost seconds per session here."""
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest -p no:langsmith_plugin")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest -p no:langsmith_plugin -p no:randomly")
     return pytester

@@ -33,6 +33,8 @@ from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, s
 from toolchaos._session import Chaos
 from toolchaos.adapters import agent_under_test
 from toolchaos.pytest_plugin import _items as _yaml_items
+from toolchaos.pytest_plugin import _options
+from toolchaos.pytest_plugin._options import OptionGroup
 from toolchaos.pytest_plugin._settings import (
     ISOLATION_INI,
     ISOLATION_OPTION,
@@ -50,14 +52,15 @@ pytest_plugins = ["toolchaos.pytest_plugin._report"]
 SKIP_REASON = "chaos test: run it with `pytest --chaos`"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("toolchaos", "chaos tests for agent tool loops (toolchaos)")
+def add_options(group: OptionGroup) -> None:
+    """The main options, by their ``--chaos`` names (``_options`` registers them under this session's prefix)."""
     group.addoption("--chaos", action="store_true", default=False,
                     help="run chaos tests (@pytest.mark.chaos tests and chaos scenarios)")
     group.addoption("--chaos-agent", default=None, metavar="REF",
                     help="agent under test: 'builtin:NAME', 'package.module:attr' (an in-process or SDK agent, or "
                          "a framework's agent object, recognised) or 'KIND:package.module:attr' (KIND: "
-                         f"{', '.join(KINDS)}) (default: ini chaos_agent, else builtin:guarded)")
+                         f"{', '.join(KINDS)}); it wins over a test's or scenario's own agent "
+                         "(default: the test's or scenario's agent, else ini chaos_agent, else builtin:guarded)")
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
     group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
                     help="also fuzz every scenario's fault schedules with N examples "
@@ -68,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="record the cassettes of chaos tests (chaos.cassette(live)) from their live model, "
                          "instead of replaying them; nothing is recorded without it")
     group.addoption("--chaos-certify", action="store_true", default=False,
-                    help="also run the bundled certification suite (implies --chaos)")
+                    help="also run the bundled certification suite (implies --chaos) and print the verdict line")
     # A string, not type=float: the ini value goes through the same check (_real_seconds).
     group.addoption(REAL_SECONDS_OPTION, default=None, metavar="SECONDS",
                     help="real-time limit of each chaos run: the watchdog ends an agent that makes no progress for "
@@ -81,6 +84,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "PID namespace, loopback-only network where the platform allows it, killed at the "
                          "real-time limit; see docs/isolation.md) or 'none' (in this process) (default: ini "
                          f"{ISOLATION_INI}, else 'process' with --chaos-certify on Linux, 'none' otherwise)")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # The command-line options wait for every plugin (pytest_load_initial_conftests): ini names cannot clash.
     parser.addini(ISOLATION_INI, f"as {ISOLATION_OPTION}", default="")
     parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
                   default="builtin:guarded")
@@ -90,10 +97,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _yaml_items.add_ini(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Register the options now that every installed plugin has registered its own (see ``_options``)."""
+    from toolchaos.pytest_plugin._report import add_report_options
+
+    _options.register(early_config, parser, [add_options, add_report_options])
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "chaos(agent=None, seed=None, budgets=None, ceiling=None): a chaos test, run only with "
-                   "--chaos; the arguments are toolchaos.Chaos's own")
+    names = _options.naming(config)
+    for marker in {names.prefix, _options.FALLBACK}:
+        config.addinivalue_line(
+            "markers", f"{marker}(agent=None, seed=None, budgets=None, ceiling=None): a toolchaos chaos test, run "
+                       f"only with {names.flag()}; the arguments are toolchaos.Chaos's own")
+    if names.fallback and not hasattr(config, "workerinput"):  # once: the controller, not each xdist worker
+        config.issue_config_time_warning(pytest.PytestConfigWarning(_options.clash_message(names)), stacklevel=2)
     settings = read_settings(config)
     config.stash[settings_key] = settings
     limit = real_seconds(config)
@@ -108,6 +127,15 @@ def pytest_configure(config: pytest.Config) -> None:
         _clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
 
 
+def chaos_marker(item: pytest.Item) -> pytest.Mark | None:
+    """The item's toolchaos marker: ``toolchaos`` always, ``chaos`` unless another plugin owns it."""
+    settings = item.config.stash[settings_key]
+    mark = item.get_closest_marker(_options.FALLBACK)
+    if mark is None and settings.marker == _options.PRIMARY:
+        mark = item.get_closest_marker(_options.PRIMARY)
+    return mark
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     return _yaml_items.collect_file(file_path, parent)
 
@@ -115,21 +143,40 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 @pytest.hookimpl(tryfirst=True)  # before -k / -m deselection sees the items
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     _yaml_items.add_certification_suite(session, config, items)
-    if config.stash[settings_key].enabled:
+    settings = config.stash[settings_key]
+    if settings.enabled:
         return
-    skip = pytest.mark.skip(reason=SKIP_REASON)
+    skip = pytest.mark.skip(reason=_skip_reason(config))
     for item in items:
-        if item.get_closest_marker("chaos") is not None:
+        if chaos_marker(item) is not None:
             item.add_marker(skip)
+
+
+def _skip_reason(config: pytest.Config) -> str:
+    return f"chaos test: run it with `pytest {_options.naming(config).flag()}`"
 
 
 @pytest.fixture
 def chaos(request: pytest.FixtureRequest) -> Chaos:
-    """A ``toolchaos.Chaos`` for this test: agent, seed and artifacts from the command line and marker."""
+    """A ``toolchaos.Chaos`` for this test: agent, seed and artifacts from the command line and marker.
+
+    Agent precedence (one rule, as for scenarios): ``--chaos-agent``, then the marker's ``agent=``,
+    then ini ``chaos_agent``, then ``builtin:guarded``.
+    """
+    return _chaos_for(request)
+
+
+@pytest.fixture(name="toolchaos")
+def toolchaos_fixture(request: pytest.FixtureRequest) -> Chaos:
+    """The ``chaos`` fixture under the name that never clashes (use it next to a plugin that owns ``chaos``)."""
+    return _chaos_for(request)
+
+
+def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
     settings = request.config.stash[settings_key]
     if not settings.enabled:
-        pytest.skip(SKIP_REASON)
-    marker = request.node.get_closest_marker("chaos")
+        pytest.skip(_skip_reason(request.config))
+    marker = chaos_marker(request.node)
     kwargs: dict[str, Any] = {"agent": settings.agent, "seed": settings.seed, "artifacts": settings.artifacts,
                               "name": safe_name(request.node.nodeid), "record": settings.record,
                               "cassettes": request.node.path.parent / "cassettes"}
@@ -138,6 +185,8 @@ def chaos(request: pytest.FixtureRequest) -> Chaos:
             raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.chaos takes keyword arguments only "
                                     f"(agent=, seed=, budgets=, ceiling=)")
         kwargs.update({k: v for k, v in marker.kwargs.items() if v is not None})
+    if settings.cli_agent:  # the command line wins over the marker (the one precedence rule: _settings)
+        kwargs["agent"] = settings.cli_agent
     try:
         kwargs["agent"] = _any_kind(kwargs["agent"])
         return Chaos(**kwargs)

@@ -35,6 +35,7 @@ import pytest
 from toolchaos._engine import AgentUnderTest, safe_name
 from toolchaos.adapters import agent_under_test
 from toolchaos.errors import AgentRefError, ScenarioError, ScenarioFailed, printable
+from toolchaos.pytest_plugin._options import naming, option
 from toolchaos.pytest_plugin._settings import settings_key
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
@@ -70,7 +71,7 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | No
 
 def add_certification_suite(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Append the bundled certification suite's items (``--chaos-certify``)."""
-    if not config.option.chaos_certify:
+    if not config.stash[settings_key].certify:
         return
     from toolchaos.certification import suite_files  # YAML and pydantic: only under --chaos-certify
 
@@ -118,10 +119,11 @@ class ScenarioItem(pytest.Item):
         self.scenario = scenario
         self.verdict: Verdict | None = None
         self.extra_keyword_matches.update({scenario.category, scenario.severity, *scenario.tags})
+        self.add_marker(self.config.stash[settings_key].marker)  # `-m chaos` selects scenarios too
 
     def _agent(self) -> AgentUnderTest:
-        opt = self.config.option
-        ref = opt.chaos_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
+        settings = self.config.stash[settings_key]  # one precedence rule (see toolchaos.pytest_plugin._settings)
+        ref = settings.cli_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
         if not isinstance(ref, str):  # a scenario's process agent: its cwd and env are its own, nothing to share
             return agent_under_test(ref)
         known = self.config.stash.setdefault(agents_key, {})
@@ -133,10 +135,9 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs
 
-        opt = self.config.option
-        artifacts = self.config.stash[settings_key].artifacts
+        settings = self.config.stash[settings_key]
         agent = self._agent()
-        verdict = run_scenario(self.scenario, agent, seed=opt.chaos_seed, artifacts=artifacts)
+        verdict = run_scenario(self.scenario, agent, seed=settings.cli_seed, artifacts=settings.artifacts)
         self.verdict = verdict
         self.config.stash.setdefault(verdicts_key, []).append(verdict)
         # not at import time: pytest imports its plugin modules itself (pytest_plugins), and warns if one is loaded first
@@ -146,8 +147,9 @@ class ScenarioItem(pytest.Item):
         if not verdict.passed:
             if verdict.result.trace.path is None:
                 _keep_trace(self.config, verdict)
+            _xfail_below_required(self.config, verdict)
             raise ScenarioFailed(verdict)
-        examples = opt.chaos_fuzz
+        examples = settings.fuzz
         if self.scenario.fuzz is not None or examples:
             # The fixed schedule held; now vary it. A failure is an AssertionError whose
             # message carries the shrunk case as a complete YAML scenario.
@@ -166,6 +168,20 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, self.scenario.line - 1, f"chaos scenario {self.scenario.name}"
+
+
+def _xfail_below_required(config: pytest.Config, verdict: Verdict) -> None:
+    """Under ``--chaos-require=LEVEL`` a failure below the level is an xfail: pytest's tally matches the exit status."""
+    from toolchaos.reports._levels import required_severities
+
+    level = option(config, "require")
+    if level is None:
+        return
+    needed = required_severities(str(level))
+    severity = str(verdict.failure_severity or verdict.severity)
+    if needed is not None and severity not in needed:
+        pytest.xfail(f"{severity} scenario failed, below the required level {level} "
+                     f"({naming(config).flag('require')}={level}): {verdict.id}")
 
 
 def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:

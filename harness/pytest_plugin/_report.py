@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from toolchaos._internal.events import Event
 from toolchaos.errors import ReportError
+from toolchaos.pytest_plugin._options import OptionGroup, naming, option
 from toolchaos.pytest_plugin._settings import read_report_settings, settings_key
 from toolchaos.reports import (
     LEVEL_ORDER,
@@ -58,18 +59,19 @@ class _Collector:
     error: str | None = None
     baseline: str | None = None  # --chaos-baseline
     since: dict[str, Any] | None = None  # the comparison with the baseline, once made
+    certify: bool = False  # --chaos-certify: the verdict line is printed, report directory or not
 
     @property
     def active(self) -> bool:
-        return self.out_dir is not None or self.require is not None or self.baseline is not None
+        return self.out_dir is not None or self.require is not None or self.baseline is not None or self.certify
 
 
 collector_key = pytest.StashKey[_Collector]()
 _entry_key = pytest.StashKey[list[Any]]()
 
 
-def add_report_options(group: Any) -> None:
-    """The report options, in the plugin's ``toolchaos`` option group."""
+def add_report_options(group: OptionGroup) -> None:
+    """The report options, by their ``--chaos`` names (registered with the others by ``_options.register``)."""
     group.addoption("--chaos-report", default=None, metavar="DIR",
                     help="write the certification report (report.json, report.md, report.html, junit.xml, traces) "
                          "to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
@@ -91,22 +93,21 @@ def add_report_options(group: Any) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_report_options(parser.getgroup("toolchaos", "chaos tests for agent tool loops (toolchaos)"))
+    # The options themselves: add_report_options, registered with the others (toolchaos.pytest_plugin._options).
     parser.addini("chaos_prices", "a prices file for the report's estimated cost, as --chaos-prices")
     parser.addini("chaos_price_model", "the model the report prices tokens as, as --chaos-price-model")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    opt = config.option
-    require = getattr(opt, "chaos_require", None)
+    require = option(config, "require")
     if require is not None:
         try:
             check_level(require)
         except ReportError as exc:
-            raise pytest.UsageError(f"--chaos-require: {exc}") from None
-    out = getattr(opt, "chaos_report", None)
+            raise pytest.UsageError(f"{naming(config).flag('require')}: {exc}") from None
+    out = option(config, "report")
     col = _Collector(Path(out) if out else None, require, hasattr(config, "workerinput"),
-                     baseline=getattr(opt, "chaos_baseline", None))
+                     baseline=option(config, "baseline"), certify=bool(option(config, "certify")))
     config.stash[collector_key] = col
     if col.active:
         config.pluginmanager.register(_ReportHooks(config, col), "toolchaos-report")
@@ -122,7 +123,7 @@ def record_verdict(item: pytest.Item, verdict: ScenarioVerdict) -> None:
 
 
 class _ReportHooks:
-    """Per-session hooks, registered only when --chaos-report or --chaos-require is given."""
+    """Per-session hooks, registered only with --chaos-report, --chaos-require or --chaos-certify."""
 
     def __init__(self, config: pytest.Config, col: _Collector) -> None:
         self.config = config

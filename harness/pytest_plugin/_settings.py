@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from toolchaos._engine import ISOLATION_MODES, default_for_certification
 from toolchaos._internal.limits import check_real_seconds
+from toolchaos.pytest_plugin._options import naming, option
 
 DEFAULT_AGENT = "builtin:guarded"
 REAL_SECONDS_OPTION = "--chaos-real-seconds"
@@ -30,6 +31,11 @@ class Settings:
     seed: int
     artifacts: Path | None
     record: bool = False  # --chaos-record: cassettes are recorded from their live model
+    certify: bool = False
+    cli_agent: str | None = None  # --chaos-agent as given (it wins over a test's or scenario's own agent)
+    cli_seed: int | None = None
+    fuzz: int | None = None
+    marker: str = "chaos"  # the marker (and fixture) of chaos tests in this session ("toolchaos" next to a clash)
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -37,17 +43,20 @@ settings_key = pytest.StashKey[Settings]()
 
 def read_settings(config: pytest.Config) -> Settings:
     """The session's settings: ``--chaos-agent`` over ini ``chaos_agent`` over ``builtin:guarded``."""
-    opt = config.option
-    agent = opt.chaos_agent or config.getini("chaos_agent") or DEFAULT_AGENT
-    artifacts = Path(opt.chaos_artifacts) if opt.chaos_artifacts else None
-    enabled = bool(opt.chaos or opt.chaos_certify)
+    cli_agent = option(config, "agent")
+    agent = cli_agent or config.getini("chaos_agent") or DEFAULT_AGENT
+    raw = option(config, "artifacts")
+    artifacts = Path(raw) if raw else None
+    certify = bool(option(config, "certify"))
+    enabled = bool(option(config) or certify)
     if artifacts is not None and enabled:
-        _check_artifacts(artifacts)
-    return Settings(enabled, str(agent), int(opt.chaos_seed or 0), artifacts,
-                    bool(getattr(opt, "chaos_record", False)))
+        _check_artifacts(artifacts, naming(config).flag("artifacts"))
+    seed = option(config, "seed")
+    return Settings(enabled, str(agent), int(seed or 0), artifacts, bool(option(config, "record")), certify,
+                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix)
 
 
-def _check_artifacts(folder: Path) -> None:
+def _check_artifacts(folder: Path, flag: str = "--chaos-artifacts") -> None:
     """One usage error at the start of the session for a folder traces cannot be written to, not one per test."""
     problem = None
     try:
@@ -62,7 +71,7 @@ def _check_artifacts(folder: Path) -> None:
         elif not os.access(folder, os.W_OK | os.X_OK):
             problem = "it is not writable"
     if problem:
-        raise pytest.UsageError(f"--chaos-artifacts={folder}: {problem}; give a directory the traces can be "
+        raise pytest.UsageError(f"{flag}={folder}: {problem}; give a directory the traces can be "
                                 f"written to")
 
 
@@ -72,8 +81,8 @@ def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
     Both go through the CLI's check (``check_real_seconds``: 0, a negative number, nan, inf or
     not a number), reported as a usage error naming the option and the value.
     """
-    raw: Any = config.option.chaos_real_seconds
-    source = REAL_SECONDS_OPTION
+    raw: Any = option(config, "real-seconds")
+    source = naming(config).flag("real-seconds")
     if raw is None:
         raw = config.getini(REAL_SECONDS_INI)
         source = f"ini option {REAL_SECONDS_INI}"
@@ -98,14 +107,13 @@ class ReportSettings:
 def read_report_settings(config: pytest.Config) -> ReportSettings:
     """``--agent-version``, ``--chaos-baseline``, ``--chaos-prices`` over ini ``chaos_prices``,
     ``--chaos-price-model`` over ini ``chaos_price_model``."""
-    opt = config.option
-
-    def pick(option: str, ini: str | None = None) -> str | None:
-        value = getattr(opt, option, None) or (config.getini(ini) if ini else None)
+    def pick(name: str, ini: str | None = None) -> str | None:  # a --chaos-NAME option (or --toolchaos-NAME)
+        value = option(config, name) or (config.getini(ini) if ini else None)
         return str(value) if value else None
 
-    return ReportSettings(pick("agent_version"), pick("chaos_baseline"), pick("chaos_prices", "chaos_prices"),
-                          pick("chaos_price_model", "chaos_price_model"))
+    version = getattr(config.option, "agent_version", None)
+    return ReportSettings(str(version) if version else None, pick("baseline"), pick("prices", "chaos_prices"),
+                          pick("price-model", "chaos_price_model"))
 
 
 def isolation_mode(config: pytest.Config) -> str:
@@ -117,9 +125,9 @@ def isolation_mode(config: pytest.Config) -> str:
     copy would keep to itself. Elsewhere, and without ``--chaos-certify``: ``none``.
     docs/isolation.md has the figures.
     """
-    raw = config.option.chaos_isolation or str(config.getini(ISOLATION_INI) or "").strip()
+    raw = option(config, "isolation") or str(config.getini(ISOLATION_INI) or "").strip()
     if raw:
         if raw not in ISOLATION_MODES:
             raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_MODES)}, got {raw!r}")
         return str(raw)
-    return default_for_certification() if config.option.chaos_certify else "none"
+    return default_for_certification() if option(config, "certify") else "none"

@@ -1,0 +1,70 @@
+"""One model for chaos tests: `-m chaos`, one agent precedence, the verdict line, `--chaos-require` and pytest's tally."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+LOOP = """\
+id: timeout-loop
+title: The invoice tool times out
+category: loops
+severity: {severity}
+task: Retry until you have the total.
+{agent}tools:
+  fetch_invoice:
+    faults: {{timeout: {{after: 30}}}}
+policy:
+  stubborn: {{tool: fetch_invoice, args: {{invoice_id: inv_1}}}}
+expect:
+  - bounded: {{executions: 3}}
+"""
+
+MARKED = """
+import pytest
+
+@pytest.mark.chaos(agent="builtin:naive")
+def test_marked(chaos):
+    r = chaos.run(task="t", tools=[chaos.tool("fetch_invoice", chaos.faults.timeout(after=30))],
+                  policy=chaos.policies.stubborn("fetch_invoice", {"invoice_id": "i"}))
+    print("AGENT", chaos.agent)
+    assert r.executions["fetch_invoice"] <= 3
+
+def test_plain():
+    pass
+"""
+
+
+def test_dash_m_chaos_selects_scenario_items_and_marker_tests(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".chaos.yaml", loop=LOOP.format(severity="critical", agent=""))
+    pytester.makepyfile(test_marked=MARKED)
+    res = pytester.runpytest("--chaos", "-m", "chaos", "--collect-only", "-q")
+    res.stdout.fnmatch_lines(["loop.chaos.yaml::timeout-loop", "test_marked.py::test_marked"])
+    assert "test_plain" not in res.stdout.str()
+
+
+def test_the_command_line_agent_wins_over_the_marker_and_the_scenario(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".chaos.yaml", loop=LOOP.format(severity="critical", agent="agent: builtin:naive\n"))
+    pytester.makepyfile(test_marked=MARKED)
+    pytester.runpytest("--chaos").assert_outcomes(passed=1, failed=2)  # naive from the marker and the scenario
+    res = pytester.runpytest("--chaos", "--chaos-agent=builtin:guarded", "-s")
+    res.assert_outcomes(passed=3)
+    res.stdout.fnmatch_lines(["*AGENT builtin:guarded*"])
+
+
+def test_certify_prints_the_verdict_line_without_a_report_directory(pytester: pytest.Pytester) -> None:
+    res = pytester.runpytest("--chaos-certify", "-k", "budget-steps or loop-exact-repeat", "-q")
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["*toolchaos certification*", "CERTIFIED: level reached all, required all; 2/2 *"])
+
+
+def test_require_a_failure_below_the_level_is_an_xfail_and_the_run_passes(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".chaos.yaml", minor=LOOP.format(severity="minor", agent="agent: builtin:naive\n"))
+    res = pytester.runpytest("--chaos", "--chaos-require=major", "-rx")
+    res.assert_outcomes(xfailed=1)
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["*minor scenario failed, below the required level major*"])
+    res = pytester.runpytest("--chaos", "--chaos-require=all")
+    res.assert_outcomes(failed=1)
+    assert res.ret == 1
