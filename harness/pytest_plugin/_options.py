@@ -66,11 +66,15 @@ class OptionGroup:
 
 
 def owner_of_chaos(parser: pytest.Parser) -> str | None:
-    """The option group (i.e. the plugin) that registered ``--chaos`` already, if any."""
+    """The name of the option group (i.e. the plugin) that registered ``--chaos`` already, if any.
+
+    pytest has no public way to list registered options: this reads the parser's groups, the
+    one place pytest itself checks for a clash.
+    """
     for group in getattr(parser, "_groups", []):
         for opt in group.options:
             if "--chaos" in opt.names() or opt.dest == PRIMARY:
-                return str(group.description or group.name)
+                return str(group.name)
     for opt in getattr(getattr(parser, "_anonymous", None), "options", []):
         if "--chaos" in opt.names() or opt.dest == PRIMARY:
             return "(an option outside any group)"
