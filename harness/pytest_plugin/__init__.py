@@ -23,19 +23,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._agents import IN_PROCESS, KINDS
-from toolchaos._engine import ISOLATION_MODES, safe_name, set_isolation
-from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, set_session_real_seconds
-from toolchaos._session import Chaos
-from toolchaos.adapters import agent_under_test
 from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin import _options
 from toolchaos.pytest_plugin._options import OptionGroup
 from toolchaos.pytest_plugin._settings import (
+    ISOLATION_CHOICES,
     ISOLATION_INI,
     ISOLATION_OPTION,
     REAL_SECONDS_INI,
@@ -45,6 +41,13 @@ from toolchaos.pytest_plugin._settings import (
     real_seconds,
     settings_key,
 )
+
+if TYPE_CHECKING:  # pytest loads this module in every session where toolchaos is installed: the engine,
+    # the agents and virtual time (freezegun) load only once a chaos test or scenario needs them
+    from toolchaos._session import Chaos
+
+# The agent kinds, for --help without importing the agents (tests/pytest_plugin checks it against _agents.KINDS).
+AGENT_KINDS = ("in-process", "sdk", "openai-agents", "pydantic-ai", "langgraph")
 
 # Certification reports (--chaos-report, --chaos-require) live in their own module.
 pytest_plugins = ["toolchaos.pytest_plugin._report"]
@@ -59,7 +62,7 @@ def add_options(group: OptionGroup) -> None:
     group.addoption("--chaos-agent", default=None, metavar="REF",
                     help="agent under test: 'builtin:NAME', 'package.module:attr' (an in-process or SDK agent, or "
                          "a framework's agent object, recognised) or 'KIND:package.module:attr' (KIND: "
-                         f"{', '.join(KINDS)}); it wins over a test's or scenario's own agent "
+                         f"{', '.join(AGENT_KINDS)}); it wins over a test's or scenario's own agent "
                          "(default: the test's or scenario's agent, else ini chaos_agent, else builtin:guarded)")
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
     group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
@@ -79,7 +82,7 @@ def add_options(group: OptionGroup) -> None:
                          "test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
                          f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
-    group.addoption(ISOLATION_OPTION, default=None, choices=ISOLATION_MODES,
+    group.addoption(ISOLATION_OPTION, default=None, choices=ISOLATION_CHOICES,
                     help="where each run's agent executes: 'process' (a forked child in its own process group and "
                          "PID namespace, loopback-only network where the platform allows it, killed at the "
                          "real-time limit; see docs/isolation.md) or 'none' (in this process) (default: ini "
@@ -122,9 +125,12 @@ def pytest_configure(config: pytest.Config) -> None:
         # cleanup puts the previous limit back, so an in-process inner session does not leak.
         config.add_cleanup(set_session_real_seconds(*limit))
     if settings.enabled:
+        from toolchaos._engine import set_isolation
+        from toolchaos._internal import clock  # freezegun: only in a session that runs chaos tests
+
         # Process-wide like the limit above, for the same reason; put back at the end.
         config.add_cleanup(set_isolation(isolation_mode(config)))
-        _clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
+        clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
 
 
 def chaos_marker(item: pytest.Item) -> pytest.Mark | None:
@@ -173,6 +179,9 @@ def toolchaos_fixture(request: pytest.FixtureRequest) -> Chaos:
 
 
 def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
+    from toolchaos._engine import safe_name
+    from toolchaos._session import Chaos
+
     settings = request.config.stash[settings_key]
     if not settings.enabled:
         pytest.skip(_skip_reason(request.config))
@@ -196,5 +205,8 @@ def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
 
 def _any_kind(agent: Any) -> Any:
     """An agent of another kind (SDK, a framework's) as an ``AgentUnderTest``; an in-process one as given."""
+    from toolchaos._agents import IN_PROCESS
+    from toolchaos.adapters import agent_under_test
+
     resolved = agent_under_test(agent)
     return agent if resolved.kind == IN_PROCESS else resolved

@@ -32,13 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._engine import AgentUnderTest, safe_name
-from toolchaos.adapters import agent_under_test
 from toolchaos.errors import AgentRefError, ScenarioError, ScenarioFailed, printable
 from toolchaos.pytest_plugin._options import naming, option
 from toolchaos.pytest_plugin._settings import settings_key
 
-if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic
+if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic (nor the engine)
+    from toolchaos._engine import AgentUnderTest
     from toolchaos.certification import Verdict
     from toolchaos.scenario import Scenario
 
@@ -48,7 +47,7 @@ IMPORTS_INI = "chaos_allow_imports"
 SUITE_PREFIX = "toolchaos_scenarios/certification"
 
 verdicts_key = pytest.StashKey[list["Verdict"]]()  # every verdict of this session (this process)
-agents_key = pytest.StashKey[dict[str, AgentUnderTest]]()  # resolved once per reference, not once per item
+agents_key = pytest.StashKey[dict[str, "AgentUnderTest"]]()  # resolved once per reference, not once per item
 
 
 def add_ini(parser: pytest.Parser) -> None:
@@ -122,6 +121,8 @@ class ScenarioItem(pytest.Item):
         self.add_marker(self.config.stash[settings_key].marker)  # `-m chaos` selects scenarios too
 
     def _agent(self) -> AgentUnderTest:
+        from toolchaos.adapters import agent_under_test
+
         settings = self.config.stash[settings_key]  # one precedence rule (see toolchaos.pytest_plugin._settings)
         ref = settings.cli_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
         if not isinstance(ref, str):  # a scenario's process agent: its cwd and env are its own, nothing to share
@@ -186,6 +187,8 @@ def _xfail_below_required(config: pytest.Config, verdict: Verdict) -> None:
 
 def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:
     """A failing scenario's trace goes under pytest's cache when no artifacts directory was given."""
+    from toolchaos._engine import safe_name
+
     cache = getattr(config, "cache", None)
     if cache is None:
         return

@@ -22,27 +22,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._internal.events import Event
 from toolchaos.errors import ReportError
 from toolchaos.pytest_plugin._options import OptionGroup, naming, option
 from toolchaos.pytest_plugin._settings import read_report_settings, settings_key
-from toolchaos.reports import (
-    LEVEL_ORDER,
-    LEVELS,
-    RunMeta,
-    build_report,
-    certified,
-    check_level,
-    could_not_call,
-    diff_lines,
-    level_reached,
-    scenario_entry,
-    write_entries,
-)
-from toolchaos.reports._meta import now
 
-if TYPE_CHECKING:  # a plain pytest run never loads the certification runner (YAML, pydantic)
+if TYPE_CHECKING:  # a plain pytest run never loads the reports, nor the certification runner (YAML, pydantic)
+    from toolchaos._internal.events import Event
     from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.reports import RunMeta
+
+# For --help without importing the reports (tests/pytest_plugin checks it against toolchaos.reports.LEVELS).
+LEVELS_HELP = ("critical: every critical scenario passes; major: every critical and major scenario passes; "
+               "all: every scenario passes")
 
 REPORT_ATTR = "toolchaos_scenario"  # the attribute a scenario's call report carries
 
@@ -52,7 +43,7 @@ class _Collector:
     out_dir: Path | None
     require: str | None
     worker: bool
-    started: datetime = field(default_factory=now)
+    started: datetime = field(default_factory=lambda: datetime.now().astimezone())
     entries: list[tuple[dict[str, Any], list[Event]]] = field(default_factory=list)
     other_failures: int = 0
     written: dict[str, Path] = field(default_factory=dict)
@@ -76,9 +67,8 @@ def add_report_options(group: OptionGroup) -> None:
                     help="write the certification report (report.json, report.md, report.html, junit.xml, traces) "
                          "to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
     group.addoption("--chaos-require", default=None, metavar="LEVEL",
-                    help="the certification level the exit status requires: "
-                         + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
-                         + " (failures below it do not fail the run; not reaching it does)")
+                    help=f"the certification level the exit status requires: {LEVELS_HELP} "
+                         "(failures below it are reported as xfail and do not fail the run; not reaching it does)")
     group.addoption("--chaos-baseline", default=None, metavar="OLD",
                     help="compare with an earlier report (a report.json or its directory): regressions, fixes and "
                          "changed figures in the terminal summary and first in the report")
@@ -101,6 +91,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     require = option(config, "require")
     if require is not None:
+        from toolchaos.reports import check_level
+
         try:
             check_level(require)
         except ReportError as exc:
@@ -118,6 +110,8 @@ def record_verdict(item: pytest.Item, verdict: ScenarioVerdict) -> None:
     col = item.config.stash.get(collector_key, None)
     if col is None or not col.active:
         return
+    from toolchaos.reports import scenario_entry
+
     entry, events = scenario_entry(verdict)
     item.stash[_entry_key] = json.loads(json.dumps([entry, events], default=str))
 
@@ -152,10 +146,14 @@ class _ReportHooks:
             self.col.other_failures += 1
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from toolchaos.reports._meta import now
+
         self.col.started = now()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from toolchaos.reports import build_report, certified, write_entries
+
         col = self.col
         if col.worker:
             return
@@ -179,6 +177,8 @@ class _ReportHooks:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        from toolchaos.reports import certified, could_not_call, diff_lines, level_reached
+
         col = self.col
         if col.worker:
             return
@@ -212,6 +212,9 @@ class _ReportHooks:
 
 
 def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
+    from toolchaos.reports import RunMeta
+    from toolchaos.reports._meta import now
+
     settings = config.stash[settings_key]
     agents = {str(e["agent"]) for e, _ in col.entries if e.get("agent")}
     # every scenario ran one agent (perhaps the scenarios' own, not the option's)
@@ -229,4 +232,4 @@ def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
                    baseline=more.baseline, prices=more.prices, price_model=more.price_model)
 
 
-__all__ = ["LEVEL_ORDER", "add_report_options", "record_verdict"]
+__all__ = ["add_report_options", "record_verdict"]

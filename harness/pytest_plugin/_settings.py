@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos._engine import ISOLATION_MODES, default_for_certification
 from toolchaos._internal.limits import check_real_seconds
 from toolchaos.pytest_plugin._options import naming, option
 
@@ -21,6 +20,8 @@ DEFAULT_AGENT = "builtin:guarded"
 REAL_SECONDS_OPTION = "--chaos-real-seconds"
 REAL_SECONDS_INI = "chaos_real_seconds"
 ISOLATION_OPTION = "--chaos-isolation"
+# toolchaos._engine.ISOLATION_MODES, for --help without importing the engine (tests/pytest_plugin checks they agree)
+ISOLATION_CHOICES = ("none", "process")
 ISOLATION_INI = "chaos_isolation"
 
 
@@ -125,9 +126,11 @@ def isolation_mode(config: pytest.Config) -> str:
     copy would keep to itself. Elsewhere, and without ``--chaos-certify``: ``none``.
     docs/isolation.md has the figures.
     """
+    from toolchaos._engine import default_for_certification  # the engine: only in a session that runs chaos tests
+
     raw = option(config, "isolation") or str(config.getini(ISOLATION_INI) or "").strip()
     if raw:
-        if raw not in ISOLATION_MODES:
-            raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_MODES)}, got {raw!r}")
+        if raw not in ISOLATION_CHOICES:
+            raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_CHOICES)}, got {raw!r}")
         return str(raw)
     return default_for_certification() if option(config, "certify") else "none"
