@@ -56,7 +56,10 @@ other; the attributes that keep them are ``Any``, because their classes live abo
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -360,8 +363,20 @@ def render_violations(result: _RunResult, violations: Sequence[_Violation]) -> s
     lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
                  if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))
     lines.append(trace_file_line(result))
-    lines.append(f"reproduce: same scenario with seed {result.seed}")
+    lines.append(reproduce_line(result.seed))
     return "\n".join(lines)
+
+
+def reproduce_line(seed: int) -> str:
+    """A command that runs the failing run again: the pytest test by its node id, else the script."""
+    current = os.environ.get("PYTEST_CURRENT_TEST")  # "path::test (call)", set by pytest while a test runs
+    if current:
+        node = current.rsplit(" (", 1)[0]
+        return f"reproduce: pytest {shlex.quote(node)} --chaos --chaos-seed {seed}"
+    script = sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c") else None
+    if script:
+        return f"reproduce: python {shlex.quote(script)} (the run's seed: {seed})"
+    return f"reproduce: the same toolchaos.run(..., seed={seed})"
 
 
 def trace_file_line(result: _RunResult) -> str:

@@ -10,6 +10,7 @@ in one trace and one effect ledger; an expectation's ``phase`` picks the story
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,7 +165,9 @@ def render_failure(verdict: Verdict) -> str:
     lines.append(trace_file_line(result))
     limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
     again = f" --real-seconds {limit:g}" if limit is not None else ""
-    lines.append(f"reproduce: toolchaos run {where} --agent {verdict.agent} --seed {result.seed}{again}")
+    only = verdict.id.split("[", 1)[0]  # -k is a glob: a variant's brackets would be a character class
+    lines.append(f"reproduce: toolchaos run {shlex.quote(where)} -k {shlex.quote(only)} "
+                 f"--agent {shlex.quote(str(verdict.agent))} --seed {result.seed}{again}")
     return "\n".join(lines)
 
 

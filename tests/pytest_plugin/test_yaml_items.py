@@ -68,7 +68,7 @@ def test_a_failure_shows_the_invariant_its_yaml_and_the_trace(pytester: pytest.P
         "trace around event #8:",
         ">> 8 *fetch_invoice*RETRYABLE/timeout*",
         "trace file: *toolchaos-traces*timeout-loop.trace.jsonl",
-        "reproduce: toolchaos run loop.chaos.yaml --agent builtin:naive --seed 0",
+        "reproduce: toolchaos run loop.chaos.yaml -k timeout-loop --agent builtin:naive --seed 0",
     ])
     assert "Traceback" not in out and "_certify.py" not in out and "_yaml_items.py" not in out
     traces = list(pytester.path.glob(".pytest_cache/**/timeout-loop.trace.jsonl"))
