@@ -96,7 +96,8 @@ def register(config: pytest.Config, parser: pytest.Parser, declare: list[Callabl
 
 
 def naming(config: pytest.Config) -> Naming:
-    return config.stash.get(naming_key, Naming(PRIMARY))
+    stash = getattr(config, "stash", None)  # a bare namespace standing in for a config (tests) has none
+    return Naming(PRIMARY) if stash is None else stash.get(naming_key, Naming(PRIMARY))
 
 
 def option(config: pytest.Config, name: str = "") -> Any:
