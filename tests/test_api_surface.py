@@ -54,8 +54,8 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.wire": [
         "API_FAULTS", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "FAKE_API_KEY",
         "HttpTool", "PatchError", "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault",
-        "http_tool", "install", "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut",
-        "timeout", "unavailable", "uninstall",
+        "http_tool", "install", "malformed", "overloaded", "rate_limited", "run", "server_error", "session",
+        "stream_cut", "takes_env", "timeout", "unavailable", "uninstall",
     ],
     "toolchaos.fuzzing": [
         "FuzzFailed", "FuzzFailure", "FuzzReport", "FuzzSpec", "FuzzTarget", "fuzz", "fuzz_scenario", "fuzz_target",

@@ -101,11 +101,36 @@ def recognise(obj: Any) -> str:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):  # not callable, or a builtin without a signature: the call will tell
         return IN_PROCESS
-    if "env" in sig.parameters:
+    if env_parameter(obj) is not None:
         return SDK
     if _binds(sig, 3):
         return IN_PROCESS
     return SDK if _binds(sig, 1) or _binds(sig, 2) else IN_PROCESS
+
+
+ENV_MARK = "__toolchaos_takes_env__"  # set by toolchaos.wire.takes_env: "call me as agent(task, env)"
+
+
+def env_parameter(agent: Any) -> str | None:
+    """How an SDK agent asks for the wire's ``Env``, explicitly: the parameter annotated ``toolchaos.wire.Env``
+    (its name), or ``""`` for ``@toolchaos.wire.takes_env`` (the second positional argument); else ``None``.
+
+    Never a name match: a parameter merely called ``env`` (a config string, say) is the agent's own.
+    """
+    if getattr(agent, ENV_MARK, False):
+        return ""
+    try:
+        params = inspect.signature(agent).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    for p in params:
+        ann = p.annotation
+        name = ann if isinstance(ann, str) else getattr(ann, "__qualname__", "")
+        module = "" if isinstance(ann, str) else getattr(ann, "__module__", "")
+        if (name in ("Env", "wire.Env", "toolchaos.wire.Env")
+                and (isinstance(ann, str) or module.startswith("toolchaos.wire"))):
+            return p.name
+    return None
 
 
 def framework_of(obj: Any) -> str | None:

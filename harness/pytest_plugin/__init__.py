@@ -4,7 +4,8 @@
   that says how to run them.
 - ``@pytest.mark.chaos(agent=..., seed=..., budgets=..., ceiling=...)``: the marker's
   arguments are ``toolchaos.Chaos``'s own, validated by the same code.
-- ``chaos`` fixture: a ``toolchaos.Chaos`` for the test, its runs named after the test.
+- ``chaos`` fixture: a ``toolchaos.Chaos`` for the test, its runs named after the test; ``chaos.wire(...)``
+  is a context manager for SDK agents (the block is the agent: ``toolchaos.wire.session``).
 - ``--chaos-agent=REF`` (ini ``chaos_agent``): an agent of any kind (``toolchaos.adapters.agent_under_test``),
   ``--chaos-seed=N``,
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
@@ -180,7 +181,7 @@ def toolchaos_fixture(request: pytest.FixtureRequest) -> Chaos:
 
 def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
     from toolchaos._engine import safe_name
-    from toolchaos._session import Chaos
+    from toolchaos.pytest_plugin._chaos import PytestChaos
 
     settings = request.config.stash[settings_key]
     if not settings.enabled:
@@ -198,7 +199,7 @@ def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
         kwargs["agent"] = settings.cli_agent
     try:
         kwargs["agent"] = _any_kind(kwargs["agent"])
-        return Chaos(**kwargs)
+        return PytestChaos(**kwargs)
     except (TypeError, ValueError) as exc:
         raise pytest.UsageError(f"{request.node.nodeid}: bad @pytest.mark.chaos arguments: {exc}") from None
 

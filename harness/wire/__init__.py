@@ -17,7 +17,7 @@ from toolchaos.wire._apifaults import (
 )
 from toolchaos.wire._httptools import HttpTool, http_tool
 from toolchaos.wire._mocker import DualHTTPCoreMocker, install, uninstall
-from toolchaos.wire._run import FAKE_API_KEY, Env, WireRunResult, run
+from toolchaos.wire._run import FAKE_API_KEY, Env, WireRunResult, run, session, takes_env
 from toolchaos.wire._server import Request, Wire
 from toolchaos.wire._tools import WireTool
 
@@ -28,6 +28,6 @@ _mocker.install()  # respx's default mocker now covers httpx2 too (idempotent, i
 __all__ = [
     "API_FAULTS", "FAKE_API_KEY", "ApiFault", "ApiFaultError", "ApiFaults", "DualHTTPCoreMocker", "Env", "HttpTool",
     "PatchError", "Request", "UnmatchedRequest", "Wire", "WireRunResult", "WireTool", "as_api_fault", "http_tool", "install",
-    "malformed", "overloaded", "rate_limited", "run", "server_error", "stream_cut", "timeout", "unavailable",
-    "uninstall",
+    "malformed", "overloaded", "rate_limited", "run", "server_error", "session", "stream_cut", "takes_env", "timeout",
+    "unavailable", "uninstall",
 ]

@@ -20,15 +20,19 @@ own. The trace's ``model`` events come from the requests the agent really sent; 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from toolchaos._agents import SDK, invoke, resolve_agent
 from toolchaos._agents import label as agent_label
+from toolchaos._agents._kinds import ENV_MARK, env_parameter
 from toolchaos._engine import ModelClient, RunResult, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
@@ -42,6 +46,7 @@ from toolchaos.wire._server import ALL_APIS, ANTHROPIC_DEFAULT, APIS, OPENAI_DEF
 from toolchaos.wire._tools import Patches, WireTool, check_targets
 
 FAKE_API_KEY = "sk-toolchaos-not-a-real-key"
+_F = TypeVar("_F")
 # The real-time watchdog's default for SDK agents: an SDK's first request in a process
 # builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
 _KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
@@ -86,6 +91,8 @@ class Env:
         self.openai_base_url = (wire.base_urls.get("openai") or [OPENAI_DEFAULT])[0]
         self.anthropic_base_url = (wire.base_urls.get("anthropic") or [ANTHROPIC_DEFAULT])[0]
         self.model = wire  # .complete(messages, tools): the policy in-process (e.g. a framework's function model)
+        self.result: WireRunResult | None = None  # set after a ``session`` block: the run's result
+        self.answer: Any = None  # what a ``session`` block hands back to the run as the agent's return value
         self.tools = [WireTool(toolbox.spec(name), toolbox) for name in toolbox.names]
         self._by_name = {t.name: t for t in self.tools}
 
@@ -134,17 +141,34 @@ class Env:
         return self.wire.requests
 
 
-def wants_env(agent: Any) -> bool:
-    """``agent(task, env)`` when it has a parameter named ``env`` or two required positional ones."""
+def takes_env(agent: _F) -> _F:
+    """Mark an SDK agent as ``agent(task, env)``: the wire's ``Env`` comes as its second argument.
+
+    The other explicit form is a parameter annotated ``toolchaos.wire.Env`` (``def agent(task, *, env: Env)``),
+    which gets the ``Env`` by name; an agent with two required positional parameters gets it second.
+    A parameter merely named ``env`` is not enough (it may be the agent's own setting).
+    """
+    setattr(agent, ENV_MARK, True)
+    return agent
+
+
+def env_argument(agent: Any) -> str | None:
+    """How to hand ``Env`` over: ``""`` positionally (second), a parameter name by keyword, or None (not at all)."""
+    explicit = env_parameter(agent)
+    if explicit is not None:
+        return explicit
     try:
         params = list(inspect.signature(agent).parameters.values())
     except (TypeError, ValueError):
-        return False
-    if any(p.name == "env" for p in params):
-        return True
+        return None
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                   and p.default is p.empty]
-    return len(positional) >= 2
+    return "" if len(positional) >= 2 else None
+
+
+def wants_env(agent: Any) -> bool:
+    """Whether the agent is called with an ``Env`` (see ``env_argument``)."""
+    return env_argument(agent) is not None
 
 
 def harness_stop_in(exc: BaseException) -> BaseException | None:
@@ -164,8 +188,13 @@ def harness_stop_in(exc: BaseException) -> BaseException | None:
 
 
 def call_agent(agent: Any, task: str, env: Env, label: str = "agent") -> Any:
-    args = (task, env) if wants_env(agent) else (task,)
-    out = invoke(agent, label, *args)  # a wrong signature: an agent the harness could not call
+    how = env_argument(agent)
+    if how is None:
+        out = invoke(agent, label, task)  # a wrong signature: an agent the harness could not call
+    elif how == "":
+        out = invoke(agent, label, task, env)
+    else:
+        out = invoke(functools.partial(agent, **{how: env}), label, task)
     if inspect.isawaitable(out):  # called inside toolchaos.run: the run's clock drives the loop's time
         out = _clock.run_awaitable(out, cast(_clock.VirtualClock, _clock.active()))
     return out
@@ -247,4 +276,69 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
                          unmatched=list(wire.unmatched) if wire else [])
 
 
-__all__ = ["FAKE_API_KEY", "AgentResult", "Env", "WireRunResult", "run"]
+_POLL = 0.05  # real seconds: the run's thread waits for the block in slices, so the watchdog can reach it
+
+
+@contextmanager
+def session(*, tools: Iterable[FakeTool], policy: Any, task: str = "chaos.wire", **options: Any) -> Iterator[Env]:
+    """``toolchaos.wire.run`` as a context manager, in the style of respx: the block is the agent.
+
+    ::
+
+        with toolchaos.wire.session(tools=[...], policy=..., api_faults=...) as env:
+            answer = my_agent("Get the invoice total")  # its model requests are answered by the policy
+        assert env.result.terminal_state == "COMPLETED"
+
+    Inside the block the wire serves the model APIs, the tools and the virtual clock (time and sleeps
+    of the block's thread are the run's); after it ``env.result`` is the ``WireRunResult`` (the trace,
+    written to ``artifacts=`` when given). What the block returns to the run: ``env.answer = ...``
+    (default: the policy's last final answer, as for any agent). An exception in the block fails the
+    run like an agent's crash and is raised again after it. ``options`` are ``run``'s own (``seed``,
+    ``api_faults``, ``patch``, ``http_tools``, ``artifacts``, ``name``, ...).
+    """
+    caller = threading.get_ident()
+    ready, done = threading.Event(), threading.Event()
+    box: dict[str, Any] = {}
+
+    @takes_env
+    def block(task: str, env: Env) -> Any:
+        clock = _clock.active()
+        if clock is not None:
+            clock.owner = caller  # the block's thread runs the agent's code: its sleeps move the run's clock
+        box["env"] = env
+        ready.set()
+        while not done.wait(_POLL):
+            pass
+        if "error" in box:
+            raise box["error"]
+        return getattr(env, "answer", None)
+
+    def drive() -> None:
+        try:
+            box["result"] = run(block, task=task, tools=tools, policy=policy, **options)
+        except BaseException as exc:  # a usage error before the run: raised in the caller's thread
+            box["crash"] = exc
+        finally:
+            ready.set()
+
+    thread = threading.Thread(target=drive, name="toolchaos-wire-session", daemon=True)
+    thread.start()
+    ready.wait()
+    if "crash" in box:
+        thread.join()
+        raise box["crash"]
+    env: Env = box["env"]
+    try:
+        yield env
+    except BaseException as exc:
+        box["error"] = exc
+        raise
+    finally:
+        done.set()
+        thread.join()
+        env.result = box.get("result")
+        if "crash" in box and "error" not in box:
+            raise box["crash"]
+
+
+__all__ = ["FAKE_API_KEY", "AgentResult", "Env", "WireRunResult", "run", "session", "takes_env"]

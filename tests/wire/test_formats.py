@@ -7,8 +7,9 @@ from typing import Any
 
 from toolchaos._internal.model import read_feedback
 from toolchaos._internal.watchdog import WatchdogExpired
+from toolchaos.wire import Env, takes_env
 from toolchaos.wire import _formats as fmt
-from toolchaos.wire._run import harness_stop_in, wants_env
+from toolchaos.wire._run import env_argument, harness_stop_in, wants_env
 
 
 def test_chat_messages() -> None:
@@ -78,8 +79,16 @@ def test_agent_signatures_and_stops_in_groups() -> None:
     def one(task: str) -> None: ...
     def two(task: str, env: Any) -> None: ...
     def opt(task: str, steps: int = 3) -> None: ...
-    def named(task: str, *, env: Any = None) -> None: ...
-    assert [wants_env(f) for f in (one, two, opt, named)] == [False, True, False, True]
+    def named(task: str, *, env: Any = None) -> None: ...  # a parameter merely named env: the agent's own
+    def annotated(task: str, *, wire_env: Env) -> None: ...
+    def setting(task: str, env: str = "prod") -> None: ...
+
+    @takes_env
+    def marked(task: str, *rest: Any) -> None: ...
+
+    assert [wants_env(f) for f in (one, two, opt, named, annotated, setting, marked)] == [
+        False, True, False, False, True, False, True]
+    assert (env_argument(annotated), env_argument(marked), env_argument(two)) == ("wire_env", "", "")
     groups = getattr(builtins, "BaseExceptionGroup", None)
     if groups is None:  # Python 3.10
         return
