@@ -34,10 +34,11 @@ while a run is active, the previous zone put back after it), so ``time.localtime
 ``time.strftime``, ``datetime.fromtimestamp`` and ``datetime.now().astimezone()`` give the
 same answer on every machine and traces do not depend on the host's zone.
 
-Which threads move a run's clock: the thread that runs the agent and the non-daemon threads
-started while that run is active (executor workers, ``asyncio.to_thread``, the agent's own
-workers). A daemon thread (an SDK's tracing exporter, telemetry) or a thread left over from
-an earlier run sleeps in real time: its retry loops cannot advance a run's virtual clock.
+Which threads move a run's clock: the thread that runs the agent, the non-daemon threads
+started while that run is active (the agent's own workers) and a thread pool's worker while it
+runs a job the run submitted (``asyncio.to_thread``, ``run_in_executor``, an executor reused
+from an earlier run). A daemon thread (an SDK's tracing exporter, telemetry) or a thread left
+over from an earlier run sleeps in real time: its retry loops cannot advance a run's clock.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Coroutine, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -250,6 +252,7 @@ def install() -> None:
         _patch_sleeps()
         time.ctime, time.asctime = _virtual_ctime, _virtual_asctime  # type: ignore[assignment]
         _patch_thread_start()
+        _patch_executor()
         _freezer = freezer
 
 
@@ -263,6 +266,33 @@ def _bottom_of_stack() -> None:
     for stack in stacks:
         stack.insert(0, stack.pop())
     _fz.freeze_factories[0] = _TimeSource()  # type: ignore[call-overload]
+
+
+def _patch_executor() -> None:
+    """A pool worker moves the clock of the run that submitted its job, for the length of that job.
+
+    Pools outlive runs (an SDK's event loop and its default executor are reused from run to run), so
+    a worker's start tells nothing: ``asyncio.to_thread`` and ``run_in_executor`` submit here.
+    """
+    real_submit = ThreadPoolExecutor.submit
+
+    def submit(self: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        clock = _active
+        if clock is None:
+            return real_submit(self, fn, *args, **kwargs)
+
+        def job(*a: Any, **k: Any) -> Any:
+            thread = threading.current_thread()
+            saved = getattr(thread, _STARTED_IN, None)
+            setattr(thread, _STARTED_IN, clock)
+            try:
+                return fn(*a, **k)
+            finally:
+                setattr(thread, _STARTED_IN, saved)
+
+        return real_submit(self, job, *args, **kwargs)
+
+    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign,assignment]
 
 
 def _patch_thread_start() -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -171,6 +172,23 @@ def wants_env(agent: Any) -> bool:
     return env_argument(agent) is not None
 
 
+def _flush_sdk_exporters() -> None:
+    """Export what the SDKs' background exporters hold (the Agents SDK's traces) before the wire stops.
+
+    Their threads export on their own schedule, with retries; flushed here, in the run, their
+    requests are answered as documented (the trace ingest: 204) or, if nothing answers them, fail
+    the run, the same way every time, and no batch is left to go to the real network afterwards.
+    """
+    tracing = sys.modules.get("agents.tracing")
+    provider = getattr(tracing, "get_trace_provider", None)
+    if provider is None:
+        return
+    try:
+        provider().force_flush()
+    except Exception:  # pragma: no cover - the SDK's own export failed: its loss, never the run's verdict
+        return
+
+
 def harness_stop_in(exc: BaseException) -> BaseException | None:
     """A harness stop inside an exception group (task groups wrap what their tasks raise)."""
     if isinstance(exc, (HarnessStop, KeyboardInterrupt)):
@@ -256,6 +274,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
                 raise UnmatchedRequest(*wire.unmatched[0].split(" ", 1))
             return out
         finally:
+            _flush_sdk_exporters()  # while the wire still answers: nothing is left to leave later, for real
             patches.undo()
             wire.stop()
             for var, value in saved_keys.items():
