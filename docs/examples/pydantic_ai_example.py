@@ -2,6 +2,8 @@
 
 The tool body calls ``lookup_invoice`` at module level, so a test patches
 ``<this module>:lookup_invoice``; the agent is built at import time, as applications do.
+
+    python docs/examples/pydantic_ai_example.py   # runs it under chaos and prints the trace
 """
 
 from __future__ import annotations
@@ -27,3 +29,15 @@ def fetch_invoice(invoice_id: str) -> dict[str, Any]:
 
 def agent(task: str) -> str:
     return str(billing_agent.run_sync(task).output)  # default UsageLimits
+
+
+if __name__ == "__main__":
+    from toolchaos import policies, wire
+    from toolchaos.fake_tools import catalogue, faults
+
+    result = wire.run(agent, task="What is the total of invoice inv_1?",
+                      tools=[catalogue.get("fetch_invoice", faults=faults.timeout(after=30))],
+                      policy=policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}),
+                      patch={f"{__name__}:lookup_invoice": "fetch_invoice"})
+    print(result.trace.table())
+    print(result.summary())

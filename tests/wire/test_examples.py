@@ -88,3 +88,20 @@ def test_langgraph_example_with_an_http_backed_tool() -> None:
     looping = wire.run(ex.agent, task="Total of inv_1?", tools=[down], policy=stubborn(), http_tools=[route],
                        ceiling=Ceiling(max_model_turns=12, real_seconds=120))
     assert looping.terminal_state == "HARD_CEILING" and looping.total_executions == 12
+
+
+EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.glob("*.py"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EXAMPLE_FILES)
+def test_every_example_runs_as_a_script_and_prints_its_result(name: str) -> None:
+    """`python docs/examples/X.py` runs the agent under chaos and prints the trace and the summary."""
+    import os
+    import subprocess
+
+    pytest.importorskip("langchain", reason="needs the examples' frameworks: pip install 'toolchaos[all-frameworks]'")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    out = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "kind" in out.stdout and "virtual time:" in out.stdout, out.stdout[-3000:]
