@@ -106,7 +106,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     """Register the options now that every installed plugin has registered its own (see ``_options``)."""
     from toolchaos.pytest_plugin._report import add_report_options
 
-    _options.register(early_config, parser, [add_options, add_report_options])
+    names = _options.register(early_config, parser, [add_options, add_report_options])
+    _yaml_items.name_suite_items(early_config, args, names.flag())
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -151,6 +152,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     _yaml_items.add_certification_suite(session, config, items)
     settings = config.stash[settings_key]
+    fixtures = {_options.FALLBACK} if settings.marker != _options.PRIMARY else {_options.PRIMARY, _options.FALLBACK}
+    for item in items:  # a test that uses the fixture is a chaos test: `-m chaos` selects it (wire tests too)
+        if chaos_marker(item) is None and fixtures & set(getattr(item, "fixturenames", ())):
+            item.add_marker(settings.marker)
     if settings.enabled:
         return
     skip = pytest.mark.skip(reason=_skip_reason(config))

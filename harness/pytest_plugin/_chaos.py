@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolchaos._session import Chaos
 from toolchaos.fake_tools import FakeTool
-from toolchaos.wire import Env, session
+
+if TYPE_CHECKING:  # the wire (respx, httpx) loads when a test first uses chaos.wire
+    from toolchaos.wire import Env
 
 
 class PytestChaos(Chaos):
@@ -22,6 +24,8 @@ class PytestChaos(Chaos):
     def wire(self, *, tools: Iterable[FakeTool], policy: Any, seed: int | None = None,
              **options: Any) -> Iterator[Env]:
         """``toolchaos.wire.session`` with this test's defaults; the block is the agent (see there)."""
+        from toolchaos.wire import session
+
         n = len(self.results) + 1
         options.setdefault("name", self.name if n == 1 else f"{self.name}-{n}")
         options.setdefault("artifacts", self.artifacts)

@@ -27,6 +27,7 @@ ceiling sets none: ``toolchaos._internal.limits.set_session_real_seconds``).
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,32 @@ def add_ini(parser: pytest.Parser) -> None:
                                "invariant)", type="bool", default=False)
 
 
+named_suite_key = pytest.StashKey[bool]()  # the command line named certification items by node id
+
+
+def suite_dir() -> Path | None:
+    """The installed certification suite's folder, found without importing the runner (YAML, pydantic)."""
+    spec = importlib.util.find_spec("toolchaos_scenarios")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) / "certification" if locations else None
+
+
+def name_suite_items(config: pytest.Config, args: list[str], chaos_flag: str) -> None:
+    """Node ids of the certification suite on the command line (``toolchaos_scenarios/certification/<file>::<id>``,
+    as pytest prints them) become the installed files, run under ``--chaos``: a failed item re-runs by its id."""
+    if not any(arg.startswith(SUITE_PREFIX + "/") for arg in args):
+        return
+    root = suite_dir()
+    if root is None:
+        return
+    for i, arg in enumerate(args):
+        if arg.startswith(SUITE_PREFIX + "/"):
+            args[i] = str(root / arg[len(SUITE_PREFIX) + 1:])
+    config.stash[named_suite_key] = True
+    if chaos_flag not in args:
+        args.append(chaos_flag)
+
+
 def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     config = parent.config
     if not config.stash[settings_key].enabled:
@@ -64,13 +91,20 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | No
     pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
     if not fnmatch.fnmatch(file_path.name, pattern):
         return None
+    if config.stash.get(named_suite_key, False):
+        root = suite_dir()
+        if root is not None and file_path.parent.resolve() == root.resolve():  # a suite item named by its id
+            node: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path,
+                                                          nodeid=f"{SUITE_PREFIX}/{file_path.name}")
+            node.certification = True
+            return node
     file: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
     return file
 
 
 def add_certification_suite(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Append the bundled certification suite's items (``--chaos-certify``)."""
-    if not config.stash[settings_key].certify:
+    """Append the bundled certification suite's items (``--chaos-certify``), unless the command line named some."""
+    if not config.stash[settings_key].certify or config.stash.get(named_suite_key, False):
         return
     from toolchaos.certification import suite_files  # YAML and pydantic: only under --chaos-certify
 

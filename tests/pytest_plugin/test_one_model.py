@@ -68,3 +68,18 @@ def test_require_a_failure_below_the_level_is_an_xfail_and_the_run_passes(pytest
     res = pytester.runpytest("--chaos", "--chaos-require=all")
     res.assert_outcomes(failed=1)
     assert res.ret == 1
+
+
+def test_a_certification_node_id_runs_again_as_printed(pytester: pytest.Pytester) -> None:
+    node = "toolchaos_scenarios/certification/budget-steps.chaos.yaml::budget-steps"
+    res = pytester.runpytest(node, "-v")
+    res.assert_outcomes(passed=1)
+    res.stdout.fnmatch_lines([f"{node} PASSED*"])
+
+
+def test_a_test_that_uses_the_fixture_is_a_chaos_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_wire="def test_uses_the_fixture(chaos):\n    pass\n\ndef test_plain():\n    pass\n")
+    res = pytester.runpytest("--chaos", "-m", "chaos", "--collect-only", "-q")
+    res.stdout.fnmatch_lines(["test_wire.py::test_uses_the_fixture"])
+    assert "test_plain" not in res.stdout.str()
+    pytester.runpytest().assert_outcomes(passed=1, skipped=1)
