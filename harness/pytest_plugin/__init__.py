@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,6 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.issue_config_time_warning(pytest.PytestConfigWarning(_options.clash_message(names)), stacklevel=2)
     settings = read_settings(config)
     config.stash[settings_key] = settings
+    config.pluginmanager.register(_CollectionHooks(), "toolchaos-collection")
     limit = real_seconds(config)
     if limit is not None:
         # Process-wide: runs reach the engine by paths that never see this config (the chaos
@@ -148,8 +150,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return _yaml_items.collect_file(file_path, parent)
 
 
-@pytest.hookimpl(tryfirst=True)  # before -k / -m deselection sees the items
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+class _CollectionHooks:
+    """Registered at configure time, after every plugin: so its wrapper runs before theirs (pytest-randomly
+    shuffles the certification items too; -k / -m deselection sees the markers and skips)."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> Generator[None, None, None]:
+        _mark_and_gate(session, config, items)
+        yield
+
+
+def _mark_and_gate(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     _yaml_items.add_certification_suite(session, config, items)
     settings = config.stash[settings_key]
     fixtures = {_options.FALLBACK} if settings.marker != _options.PRIMARY else {_options.PRIMARY, _options.FALLBACK}
