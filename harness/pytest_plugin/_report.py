@@ -116,6 +116,32 @@ def record_verdict(item: pytest.Item, verdict: ScenarioVerdict) -> None:
     item.stash[_entry_key] = json.loads(json.dumps([entry, events], default=str))
 
 
+def test_entry(item: pytest.Item, call: pytest.CallInfo[None]) -> list[Any] | None:
+    """A marker or wire test's entry (its last run, judged by the test's outcome), like a scenario's.
+
+    The test's failure is the verdict: the invariants its ``InvariantViolation`` names, or the
+    test's own assertion. It counts as a critical scenario of category ``test``.
+    """
+    funcargs = getattr(item, "funcargs", {})
+    chaos = next((funcargs[k] for k in ("chaos", "toolchaos") if hasattr(funcargs.get(k), "results")), None)
+    if chaos is None or not chaos.results:
+        return None
+    from toolchaos._agents import label
+    from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.invariants._builtin import Violation
+    from toolchaos.reports import scenario_entry
+
+    exc = call.excinfo.value if call.excinfo is not None else None
+    violations: list[Any] = []
+    if exc is not None:
+        violations = list(getattr(exc, "violations", None) or []) or [
+            Violation("test", "the test's assertions hold", f"{type(exc).__name__}: {str(exc).strip()[:200]}")]
+    verdict = ScenarioVerdict(item.nodeid, item.name, "test", "critical", chaos.results[-1], violations,
+                              agent=label(chaos.agent))
+    entry, events = scenario_entry(verdict)
+    return list(json.loads(json.dumps([entry, events], default=str)))
+
+
 class _ReportHooks:
     """Per-session hooks, registered only with --chaos-report, --chaos-require or --chaos-certify."""
 
@@ -128,6 +154,8 @@ class _ReportHooks:
         report = yield
         if call.when == "call":
             entry = item.stash.get(_entry_key, None)
+            if entry is None and not report.skipped:
+                entry = test_entry(item, call)
             if entry is not None:
                 setattr(report, REPORT_ATTR, entry)
         return report

@@ -83,3 +83,38 @@ def test_a_test_that_uses_the_fixture_is_a_chaos_test(pytester: pytest.Pytester)
     res.stdout.fnmatch_lines(["test_wire.py::test_uses_the_fixture"])
     assert "test_plain" not in res.stdout.str()
     pytester.runpytest().assert_outcomes(passed=1, skipped=1)
+
+
+REPORTED = '''
+import pytest
+from toolchaos import invariants as inv
+
+
+@pytest.mark.chaos(agent="builtin:naive")
+def test_marker_fails(chaos):
+    chaos.run(task="t", tools=[chaos.tool("fetch_invoice", chaos.faults.timeout(after=30))],
+              policy=chaos.policies.stubborn("fetch_invoice", {"invoice_id": "i"}), expect=[inv.bounded(executions=3)])
+
+
+def test_wire_passes(chaos):
+    import httpx
+
+    with chaos.wire(tools=[chaos.tool("search")], policy=chaos.policies.scripted([{"final": "ok"}])) as env:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        reply = httpx.post(env.openai_base_url + "/chat/completions", json=body, headers={"authorization": "Bearer x"})
+        env.answer = reply.json()["choices"][0]["message"]["content"]
+    assert env.result.terminal_state == "COMPLETED"
+'''
+
+
+def test_marker_and_wire_tests_are_in_the_report_and_the_verdict_line(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makepyfile(test_reported=REPORTED)
+    res = pytester.runpytest("--chaos", "--chaos-report=out")
+    res.assert_outcomes(passed=1, failed=1)
+    res.stdout.fnmatch_lines(["NOT CERTIFIED: level reached none, required all; 1/2 scenarios passed"])
+    data = json.loads((pytester.path / "out" / "report.json").read_text())
+    rows = {s["id"]: (s["verdict"], s["category"]) for s in data["scenarios"]}
+    assert rows == {"test_reported.py::test_marker_fails": ("fail", "test"),
+                    "test_reported.py::test_wire_passes": ("pass", "test")}
