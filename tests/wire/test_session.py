@@ -37,5 +37,5 @@ def test_an_exception_in_the_block_fails_the_run_and_is_raised_again() -> None:
 
 def test_a_usage_error_is_raised_before_the_block() -> None:
     with pytest.raises(ValueError, match="unknown model API"):
-        with session(tools=[], policy=policies.scripted([]), apis=["gemini"]):
+        with session(tools=[], policy=policies.scripted([]), apis=["no-such-api"]):
             raise AssertionError("the block must not run")
