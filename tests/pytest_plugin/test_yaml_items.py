@@ -151,16 +151,20 @@ def test_certify_under_xdist(pytester: pytest.Pytester, monkeypatch: pytest.Monk
 
 def test_the_agent_reference_is_resolved_once_per_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
-    from toolchaos.pytest_plugin import _items
+    import importlib
+
+    # The plugin imports it on first use (a plain session never loads it): patch the module in sys.modules,
+    # the one that import will find (an inner session's import may have left another on the package).
+    adapters = importlib.import_module("toolchaos.adapters")
 
     resolved: list[str] = []
-    real = _items.agent_under_test
+    real = adapters.agent_under_test
 
     def counting(ref: str) -> object:
         resolved.append(ref)
         return real(ref)
 
-    monkeypatch.setattr(_items, "agent_under_test", counting)
+    monkeypatch.setattr(adapters, "agent_under_test", counting)
     variants = "variants:\n  - id: a\n  - id: b\n  - id: c\n    agent: builtin:naive\n"
     pytester.makefile(".chaos.yaml", loop=SCENARIO + variants)
     res = pytester.runpytest("--chaos")
