@@ -95,6 +95,7 @@ REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothe
 
 
 _STARTED_IN = "_toolchaos_clock"  # on a Thread: the run's clock that was active when it was started
+_JOB_OF = "_toolchaos_job_clock"  # on a pool worker: the clock of the run whose job it is running
 
 
 def _use_real_time() -> bool:
@@ -140,6 +141,8 @@ def _moves_clock(clock: VirtualClock) -> bool:
     if clock.owner == threading.get_ident():
         return True
     thread = threading.current_thread()
+    if getattr(thread, _JOB_OF, None) is clock:  # a pool worker, daemon or not, running a job the run submitted
+        return True
     return getattr(thread, _STARTED_IN, None) is clock and not thread.daemon
 
 
@@ -283,12 +286,12 @@ def _patch_executor() -> None:
 
         def job(*a: Any, **k: Any) -> Any:
             thread = threading.current_thread()
-            saved = getattr(thread, _STARTED_IN, None)
-            setattr(thread, _STARTED_IN, clock)
+            saved = getattr(thread, _JOB_OF, None)
+            setattr(thread, _JOB_OF, clock)
             try:
                 return fn(*a, **k)
             finally:
-                setattr(thread, _STARTED_IN, saved)
+                setattr(thread, _JOB_OF, saved)
 
         return real_submit(self, job, *args, **kwargs)
 
