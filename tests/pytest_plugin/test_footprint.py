@@ -46,11 +46,14 @@ def test_a_chaos_session_loads_virtual_time(tmp_path: Path) -> None:
 
 def test_the_help_lists_every_agent_kind_and_level() -> None:
     from toolchaos._agents import KINDS
+    from toolchaos._engine import ISOLATION_MODES
     from toolchaos.pytest_plugin import AGENT_KINDS
     from toolchaos.pytest_plugin._report import LEVELS_HELP
+    from toolchaos.pytest_plugin._settings import ISOLATION_CHOICES
     from toolchaos.reports import LEVELS
 
     assert tuple(AGENT_KINDS) == tuple(KINDS)
+    assert sorted(ISOLATION_CHOICES) == sorted(ISOLATION_MODES)
     assert [part.split(":")[0] for part in LEVELS_HELP.split("; ")] == list(LEVELS)
     for part in LEVELS_HELP.split("; "):
         level, text = part.split(": ", 1)
