@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pytest loads this module in every session where toolchaos i
     from toolchaos._session import Chaos
 
 # The agent kinds, for --help without importing the agents (tests/pytest_plugin checks it against _agents.KINDS).
-AGENT_KINDS = ("in-process", "sdk", "openai-agents", "pydantic-ai", "langgraph")
+AGENT_KINDS = ("in-process", "sdk", "openai-agents", "pydantic-ai", "langgraph", "process")
 
 # Certification reports (--chaos-report, --chaos-require) live in their own module.
 pytest_plugins = ["toolchaos.pytest_plugin._report"]
