@@ -159,7 +159,7 @@ class ProcessAgentSpec(_Model):
     task: Literal["arg", "stdin"] = Field("arg", description="how the task reaches it: the last argument, or its "
                                                              "standard input")
     preset: str | None = Field(None, description="a ready-made recipe: codex, claude-code, gemini-cli, opencode, "
-                                                 "node-openai, node-anthropic, python")
+                                                 "node-openai, node-anthropic, openai-agents-js, vercel-ai, python")
 
 
 class VariantSpec(_Model):
