@@ -219,10 +219,11 @@ def _accept_loop(listener: socket.socket, path: str) -> None:
             upstream.close()
             continue
         for a, b in ((conn, upstream), (upstream, conn)):
-            threading.Thread(target=_pump, args=(a, b), name="toolchaos-pump", daemon=True).start()
+            threading.Thread(target=pump, args=(a, b), name="toolchaos-pump", daemon=True).start()
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def pump(src: socket.socket, dst: socket.socket) -> None:
+    """Copy ``src`` to ``dst`` until ``src`` ends, then half-close both (the other direction may go on)."""
     try:
         while chunk := src.recv(65536):
             dst.sendall(chunk)

@@ -13,6 +13,8 @@ import socket
 import threading
 from pathlib import Path
 
+from toolchaos._internal.children import pump
+
 
 class Relay:
     """Listen on ``path``; each connection is relayed to ``127.0.0.1:port``. ``close()`` stops it."""
@@ -48,22 +50,10 @@ class Relay:
 
 def _relay(a: socket.socket, b: socket.socket) -> None:
     """Both directions until both are done, then both sockets closed."""
-    back = threading.Thread(target=_pump, args=(b, a), daemon=True)
+    back = threading.Thread(target=pump, args=(b, a), daemon=True)
     back.start()
-    _pump(a, b)
+    pump(a, b)
     back.join()
     a.close()
     b.close()
 
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while chunk := src.recv(65536):
-            dst.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
-        with contextlib.suppress(OSError):
-            src.shutdown(socket.SHUT_RD)
