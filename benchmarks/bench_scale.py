@@ -194,10 +194,15 @@ def _pytest_env(pycache: Path, stamps: Path) -> dict[str, str]:
 
 def xdist_speedup(n: int, per_test: int = 1) -> dict[str, float]:
     """The generated suite under ``pytest --chaos``, serial and ``-n 2``: wall and test-phase seconds."""
+    tests = SUITE_TESTS.replace("{tests}", str(n // per_test)).replace("{per_test}", str(per_test))
+    return serial_vs_n2("test_generated.py", tests)
+
+
+def serial_vs_n2(name: str, source: str) -> dict[str, float]:
+    """One test file under ``pytest --chaos``, serial then ``-n 2`` (bytecode warmed first)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
-        (path / "test_generated.py").write_text(
-            SUITE_TESTS.replace("{tests}", str(n // per_test)).replace("{per_test}", str(per_test)))
+        (path / name).write_text(source)
         (path / "conftest.py").write_text(TIMESTAMPS)
         (path / "pytest.ini").write_text(SUITE_INI)
         stamps = path / "stamps"

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -97,22 +96,12 @@ def measure(quick: bool) -> dict[str, float]:
         import xdist  # noqa: F401
     except ImportError:
         return {}
-    from bench_scale import SUITE_INI, TIMESTAMPS, _pytest_env, _pytest_wall, _test_phase
+    from bench_scale import serial_vs_n2
 
     tests = 40 if quick else 100
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp)
-        (path / "test_sdk_suite.py").write_text(SUITE.replace("{tests}", str(tests)))
-        (path / "conftest.py").write_text(TIMESTAMPS)
-        (path / "pytest.ini").write_text(SUITE_INI)
-        stamps = path / "stamps"
-        stamps.mkdir()
-        env = _pytest_env(path / "pycache", stamps)
-        _pytest_wall(path, "--chaos", "-n", "2", "--co", env=env)  # warm the bytecode cache
-        serial = _pytest_wall(path, "--chaos", env=env)
-        serial_tests = _test_phase(stamps)
-        parallel = _pytest_wall(path, "--chaos", "-n", "2", env=env)
-        parallel_tests = _test_phase(stamps)
+    times = serial_vs_n2("test_sdk_suite.py", SUITE.replace("{tests}", str(tests)))
+    serial, parallel = times["serial_s"], times["parallel_s"]
+    serial_tests, parallel_tests = times["serial_tests_s"], times["parallel_tests_s"]
     return {"xdist_speedup_2_sdk": round(serial / parallel, 3),
             "xdist_speedup_2_sdk_test_phase": round(serial_tests / parallel_tests, 3),
             "xdist_sdk_serial_wall_s": round(serial, 2), "xdist_sdk_n2_wall_s": round(parallel, 2),
