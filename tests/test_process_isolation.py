@@ -111,6 +111,25 @@ def test_a_policy_bug_is_raised_here(isolated_runs: object) -> None:
         run("builtin:guarded", task="t", tools=[catalogue.get("search")], policy=broken)
 
 
+@needs_fork
+def test_the_childs_own_watchdog_thread_is_not_taken_for_one_the_agent_left(isolated_runs: object) -> None:
+    # arm() starts the watchdog's thread in a fresh child: counted as the agent's, every run
+    # waited the whole thread grace for it (a tenth of a second each, by default).
+    import freezegun.api as fz
+
+    start = fz.real_monotonic()
+    res = run("builtin:guarded", **_stubborn(), ceiling=Ceiling(real_seconds=10.0, thread_grace=10.0))
+    assert fz.real_monotonic() - start < 5.0
+    assert res.terminal_state != "CRASHED" and res.warnings == []
+
+
+def test_a_warm_catalogue_has_its_pools_before_any_fork() -> None:
+    from toolchaos.fake_tools import _catalogue
+
+    _catalogue.warm()
+    assert {"company", "sentence-5", "sentence-12"} <= set(_catalogue._pools)
+
+
 def test_runs_that_stay_in_process(isolated_runs: object) -> None:
     assert isolated.wanted({})
     assert not isolated.wanted(object())  # a store that is not a plain dict (a database connection)

@@ -44,6 +44,7 @@ from toolchaos._engine.state import RunState
 from toolchaos._internal import children
 from toolchaos._internal.events import Event
 from toolchaos.fake_tools import EffectLedger, World
+from toolchaos.fake_tools._catalogue import warm as _warm_catalogue
 
 ISOLATION_MODES = ("none", "process")
 KILL_GRACE = 0.5  # real seconds past the run's limit (without progress) before the parent kills the child
@@ -286,6 +287,7 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
         writer.send(_END, None)
 
     _reap_finished()
+    _warm()
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
     timed_out = not _await(proc, real_seconds)
     out = _collect(proc.stdout, children.Ended(0, None, False), timed_out, proc.sealed)
@@ -298,6 +300,17 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
     out.ended = proc.end(grace=0.0)
     out.timed_out = timed_out
     return out
+
+
+_warmed = False
+
+
+def _warm() -> None:
+    """Once per process, before the first fork: what every child would otherwise build and lose."""
+    global _warmed
+    if not _warmed:
+        _warm_catalogue()
+        _warmed = True
 
 
 def _await(proc: children.Child, real_seconds: float) -> bool:

@@ -142,8 +142,10 @@ def _drive(agent_fn: Callable[..., Any], name: str, r: RunState) -> _Ending:
     previous = _clock.activate(r.clock)
     net_mark = _isolation.begin()
     real_seconds, limit_source = r.ceiling.watchdog_limit()
-    threads_before = set(threading.enumerate())
     token = _watchdog.arm(real_seconds, r.events.__len__)
+    # After arm(): in a forked child (an isolated run) arm() starts the watchdog's thread, which
+    # is the harness's, not one the agent left running (counted so, every run waited its grace).
+    threads_before = set(threading.enumerate())
     limit = _Limit(real_seconds, limit_source, token)
     ending: _Ending | None = None
     try:
