@@ -60,6 +60,28 @@ def test_the_help_lists_every_agent_kind_and_level() -> None:
         assert LEVELS[level].startswith(text), (level, text)
 
 
+DEPENDENCY_PLUGINS = ("respx", "faker", "anyio", "hypothesispytest")
+
+
+def test_chaos_work_needs_none_of_the_dependencies_own_plugins(pytester: pytest.Pytester) -> None:
+    """docs/pytest.md tells a user who wants the lightest session to switch these four off: toolchaos
+    uses respx, Faker and hypothesis as libraries, never through their plugins' fixtures or hooks."""
+    from chaos_samples import PAY_SCENARIO
+    from test_chaos_wire import TESTS
+
+    pytester.makefile(".chaos.yaml", pay=PAY_SCENARIO)
+    pytester.makepyfile(test_sdk=TESTS, test_off=f"""
+def test_the_four_plugins_are_off(request):
+    assert not [n for n in {DEPENDENCY_PLUGINS!r} if request.config.pluginmanager.has_plugin(n)]
+""")
+    off = [a for name in DEPENDENCY_PLUGINS for a in ("-p", f"no:{name}")]
+    res = pytester.runpytest("--chaos", "--chaos-agent=builtin:naive", "--chaos-fuzz=60", "-p", "no:randomly", *off)
+    # passed: the plugins-off check and the wire test that completes; failed: the wire test that
+    # loops and the payment scenario whose duplicate charge the fuzzing finds
+    res.assert_outcomes(passed=2, failed=2)
+    res.stdout.fnmatch_lines(["*idempotent*", "*invariant bounded.turns broke*"])
+
+
 @pytest.mark.parametrize("flag", ["--chaos-agent=REF", "--chaos-require=LEVEL"])
 def test_help_still_shows_the_options(pytester: pytest.Pytester, flag: str) -> None:
     pytester.runpytest("--help").stdout.fnmatch_lines([f"*{flag}*"])
