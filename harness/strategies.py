@@ -260,63 +260,119 @@ def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | No
     drawing stays cheap, and shrinking the bytes (shorter, smaller) removes faulty calls
     and simplifies the faults that remain.
     """
-    base = [_as_tool(t) for t in tools]
-    if not base:
-        raise ValueError("fault_schedules: no tools")
-    names = [t.name for t in base]
-    varied = list(names if vary is None else vary)
-    for n in varied:
-        if n not in names:
-            raise ValueError(f"fault_schedules: vary names {n!r}, not one of the tools{did_you_mean(n, names)} "
-                             f"({', '.join(names)})")
-    if max_calls < 0:
-        raise ValueError(f"fault_schedules: max_calls must be >= 0, got {max_calls}")
-    if not varied:
-        return st.just(plan(base))
-    table = fault_table(kinds)
-    dtable = fault_table(default_kinds) if list(default_kinds) else ()
-    cache: dict[tuple[tuple[tuple[int, ...], ...], tuple[int, ...]], FaultPlan] = {}
+    codec = ScheduleCodec(tools, vary=vary, kinds=kinds, max_calls=max_calls, default_kinds=default_kinds,
+                          max_faults=max_faults)
+    if not codec.parts:
+        return st.just(codec.decode(()))
+    return st.tuples(*codec.parts).map(codec.decode)
 
-    def pick(byte: int, options: tuple[Fault, ...]) -> int:
-        # Half of the byte values mean "ok" (0 among them), the other half name a fault:
-        # shrinking a byte toward 0 first drops the fault, then simplifies it.
-        k = len(options)
-        if not k:
-            return -1
-        i = byte % (2 * k)
-        return -1 if i < k else i - k
 
-    def build(data: tuple[tuple[bytes, ...], bytes]) -> FaultPlan:
-        blobs, default_blob = data
-        picked = [[pick(b, table) for b in blob] for blob in blobs]
-        if max_faults is not None:
-            budget = max_faults
+def _pick(byte: int, options: tuple[Fault, ...]) -> int:
+    # Half of the byte values mean "ok" (0 among them), the other half name a fault:
+    # shrinking a byte toward 0 first drops the fault, then simplifies it.
+    k = len(options)
+    if not k:
+        return -1
+    i = byte % (2 * k)
+    return -1 if i < k else i - k
+
+
+class ScheduleCodec:
+    """What ``fault_schedules`` draws (``parts``) and how it becomes a ``FaultPlan`` (``decode``).
+
+    ``parts``: a byte string per varied tool (byte ``i`` is its call ``i + 1``) and, with
+    ``default_kinds``, one of a byte per varied tool for the defaults; half of a byte's
+    values mean ``ok``. One string per tool, not one for all: deleting a byte then moves
+    that tool's later faults one call earlier and leaves the other tools alone, which is
+    how a schedule shrinks to its first calls. The fuzzer draws ``parts`` beside its other
+    choices in one flat tuple: each argument and each level of nested strategies costs
+    hypothesis per example.
+
+    Decoding is cached twice: by the bytes drawn (a repeated draw costs one lookup) and
+    per tool by its decoded schedule, so a ``FakeTool`` copy is built once per distinct
+    schedule of that tool, not once per example.
+    """
+
+    _LIMIT = 4096  # cached entries of each kind before a cache starts over
+
+    def __init__(self, tools: Iterable[FakeTool | str], *, vary: Iterable[str] | None = None,
+                 kinds: Iterable[str] | None = None, max_calls: int = 6, default_kinds: Iterable[str] = (),
+                 max_faults: int | None = None) -> None:
+        self.base = [_as_tool(t) for t in tools]
+        if not self.base:
+            raise ValueError("fault_schedules: no tools")
+        names = [t.name for t in self.base]
+        self.varied = list(names if vary is None else vary)
+        for v in self.varied:
+            if v not in names:
+                raise ValueError(f"fault_schedules: vary names {v!r}, not one of the tools{did_you_mean(v, names)} "
+                                 f"({', '.join(names)})")
+        if max_calls < 0:
+            raise ValueError(f"fault_schedules: max_calls must be >= 0, got {max_calls}")
+        self.table = fault_table(kinds)
+        self.dtable = fault_table(default_kinds) if list(default_kinds) else ()
+        self.max_faults = max_faults
+        self._slot = [names.index(n) for n in self.varied]
+        n = len(self.varied)
+        parts: list[st.SearchStrategy[bytes]] = []
+        if n:
+            parts += [st.binary(max_size=max_calls) for _ in range(n)]
+            if self.dtable:
+                parts.append(st.binary(min_size=n, max_size=n))
+        self.parts: tuple[st.SearchStrategy[bytes], ...] = tuple(parts)
+        self._plans: dict[tuple[bytes, ...], FaultPlan] = {}
+        self._tools: dict[tuple[int, tuple[int, ...], int], tuple[FakeTool, tuple[Fault, ...]]] = {}
+
+    def decode(self, blobs: Sequence[bytes]) -> FaultPlan:
+        """The plan of one draw of ``parts``."""
+        key = tuple(blobs)
+        hit = self._plans.get(key)
+        if hit is not None:
+            return hit
+        if not self.varied:
+            out = plan(self.base)
+        else:
+            out = self._build(key)
+        if len(self._plans) >= self._LIMIT:
+            self._plans.clear()
+        self._plans[key] = out
+        return out
+
+    def _build(self, blobs: tuple[bytes, ...]) -> FaultPlan:
+        n = len(self.varied)
+        picked = [[_pick(b, self.table) for b in blob] for blob in blobs[:n]]
+        if self.max_faults is not None:  # the first tools' faulty calls keep their faults
+            budget = self.max_faults
             for row in picked:
                 for j, i in enumerate(row):
                     if i >= 0:
                         if budget <= 0:
                             row[j] = -1
                         budget -= 1
-        dpicked = tuple(pick(b, dtable) for b in default_blob)
-        key = (tuple(tuple(row) for row in picked), dpicked)
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        faults: dict[str, list[Fault]] = {}
-        for name, row in zip(varied, picked):
-            lst = [F.ok() if i < 0 else table[i] for i in row]
-            while lst and _is_ok(lst[-1]):
-                lst.pop()
-            faults[name] = lst
-        defaults = {n: dtable[i] for n, i in zip(varied, dpicked) if i >= 0}
-        if len(cache) >= 4096:
-            cache.clear()
-        out = cache[key] = plan(base, faults, defaults)
-        return out
+        dpicked = [_pick(b, self.dtable) for b in blobs[n]] if len(blobs) > n else [-1] * n
+        tools = list(self.base)
+        faults: dict[str, tuple[Fault, ...]] = {}
+        defaults: dict[str, Fault] = {}
+        for name, slot, row, d in zip(self.varied, self._slot, picked, dpicked):
+            while row and row[-1] < 0:  # trailing oks schedule nothing
+                row.pop()
+            tools[slot], faults[name] = self._tool(slot, tuple(row), d)
+            if d >= 0:
+                defaults[name] = self.dtable[d]
+        return FaultPlan(tuple(tools), faults, defaults)
 
-    default_bytes = st.binary(min_size=len(varied), max_size=len(varied)) if dtable else st.just(b"")
-    per_tool = st.tuples(*[st.binary(max_size=max_calls) for _ in varied])
-    return st.tuples(per_tool, default_bytes).map(build)
+    def _tool(self, slot: int, row: tuple[int, ...], d: int) -> tuple[FakeTool, tuple[Fault, ...]]:
+        base = self.base[slot]
+        key = (slot, row, d)
+        hit = self._tools.get(key)
+        if hit is None:
+            calls = tuple(_PLAIN_OK if i < 0 else self.table[i] for i in row)
+            rules = [{"call": n, "outcome": f} for n, f in enumerate(calls, 1) if not _is_ok(f)]
+            default = self.dtable[d] if d >= 0 else base.schedule.default
+            if len(self._tools) >= self._LIMIT:
+                self._tools.clear()
+            hit = self._tools[key] = (base.with_faults(rules or None, default=default), calls)
+        return hit
 
 
 # --- policies ----------------------------------------------------------------------------

@@ -58,9 +58,9 @@ from toolchaos.strategies import (
     ALL_KINDS,
     POLICY_KINDS,
     FaultPlan,
+    ScheduleCodec,
     SpecPolicy,
     describe_fault,
-    fault_schedules,
     policies,
     tool_data,
 )
@@ -266,14 +266,20 @@ class FuzzTarget:
         return f"{getattr(self.agent, '__module__', '?')}:{getattr(self.agent, '__qualname__', type(self.agent).__name__)}"
 
     def policy_strategy(self) -> st.SearchStrategy[Any]:
+        """The policies drawn (``st.just`` of the one policy when it does not vary)."""
+        p = self.policy_choice()
+        return p if isinstance(p, st.SearchStrategy) else st.just(p)
+
+    def policy_choice(self) -> Any:
+        """A strategy of policies when the policy varies, else the one policy every case runs."""
         p = self.policy
         if isinstance(p, st.SearchStrategy):
             return p
         if isinstance(p, str) and p == "vary":
             return policies(self.tools, kinds=self.policy_kinds)
         if isinstance(p, Mapping):
-            return st.just(SpecPolicy(p))
-        return st.just(p)
+            return SpecPolicy(p)
+        return p
 
     def key(self) -> bytes:
         """Identifies the target in the example database (same target, same saved cases)."""
@@ -420,13 +426,32 @@ def fuzz_target(target: FuzzTarget, *, examples: int = DEFAULT_EXAMPLES, seed: i
     return report
 
 
-def _hypothesis_test(target: FuzzTarget, fuzz_case: Callable[..., None], *, examples: int, seed: int | None,
-                     ci: bool, database: ExampleDatabase | None, blob: str | None) -> Callable[[], None]:
-    """``fuzz_case`` as a hypothesis test over the target's plans, policies and run seeds."""
-    plans = fault_schedules(target.tools, vary=target.vary, kinds=target.kinds, max_calls=target.max_calls,
-                            default_kinds=target.default_kinds, max_faults=target.max_faults)
-    run_seeds = st.integers(0, 2**16 - 1) if target.vary_seed else st.just(target.run_seed)
-    test = given(plan=plans, policy=target.policy_strategy(), run_seed=run_seeds)(fuzz_case)
+def _hypothesis_test(target: FuzzTarget, fuzz_case: Callable[[FaultPlan, Any, int], None], *, examples: int,
+                     seed: int | None, ci: bool, database: ExampleDatabase | None,
+                     blob: str | None) -> Callable[[], None]:
+    """``fuzz_case`` as a hypothesis test over the target's plans, policies and run seeds.
+
+    Everything that varies is drawn as one flat tuple, one argument of the test: each
+    argument and each level of nested strategies costs hypothesis per example, and a
+    constant (the policy, the run seed) is not drawn at all. The choices are the same as
+    ``fault_schedules`` beside ``policies`` would make, so shrinking works on them alike.
+    """
+    codec = ScheduleCodec(target.tools, vary=target.vary, kinds=target.kinds, max_calls=target.max_calls,
+                          default_kinds=target.default_kinds, max_faults=target.max_faults)
+    parts: list[st.SearchStrategy[Any]] = list(codec.parts)
+    policy = target.policy_choice()
+    drawn_policy = isinstance(policy, st.SearchStrategy)
+    if drawn_policy:
+        parts.append(policy)
+    if target.vary_seed:
+        parts.append(st.integers(0, 2**16 - 1))
+    n = len(codec.parts)
+
+    def case(drawn: tuple[Any, ...]) -> None:
+        fuzz_case(codec.decode(drawn[:n]), drawn[n] if drawn_policy else policy,
+                  drawn[-1] if target.vary_seed else target.run_seed)
+
+    test = given(st.tuples(*parts))(case)
     test = settings(max_examples=examples, deadline=None, database=database, derandomize=ci,
                     print_blob=ci or blob is not None, suppress_health_check=list(HealthCheck),
                     report_multiple_bugs=True, verbosity=Verbosity.quiet, phases=_PHASES)(test)
