@@ -35,7 +35,7 @@ from typing import Any
 from hypothesis import strategies as st
 from toolchaos._internal.model import Decision, ModelView
 from toolchaos.errors import PolicyError, did_you_mean
-from toolchaos.fake_tools import FakeTool, Rule, catalogue
+from toolchaos.fake_tools import FakeTool, FaultSchedule, Rule, catalogue
 from toolchaos.fake_tools import faults as F
 from toolchaos.fake_tools.faults import FAULTS, Fault
 from toolchaos.policies import POLICIES, Policy
@@ -367,11 +367,12 @@ class ScheduleCodec:
         hit = self._tools.get(key)
         if hit is None:
             calls = tuple(_PLAIN_OK if i < 0 else self.table[i] for i in row)
-            rules = [{"call": n, "outcome": f} for n, f in enumerate(calls, 1) if not _is_ok(f)]
+            # the faults come from the fault table, already built: rules need no parsing
+            rules = tuple(Rule(f, call=n) for n, f in enumerate(calls, 1) if not _is_ok(f))
             default = self.dtable[d] if d >= 0 else base.schedule.default
             if len(self._tools) >= self._LIMIT:
                 self._tools.clear()
-            hit = self._tools[key] = (base.with_faults(rules or None, default=default), calls)
+            hit = self._tools[key] = (base.with_faults(FaultSchedule(rules, default)), calls)
         return hit
 
 

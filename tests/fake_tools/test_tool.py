@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from toolchaos.fake_tools import DefinitionError, ToolSet, UnknownTool, catalogue, fake_tool, fingerprint, normalise
 
@@ -80,6 +82,20 @@ def test_with_faults_keeps_the_definition():
     base = catalogue.get("send_email")
     t = base.with_faults("timeout", delivery="raise")
     assert (t.name, t.side_effect, t.idempotency_key, t.delivery) == ("send_email", True, "idempotency_key", "raise")
+
+
+def test_with_faults_is_the_same_tool_with_another_schedule():
+    # with_faults copies the fields instead of re-running the constructor: the copy must equal a
+    # tool built with that schedule, keep what the constructor derived, and still refuse a stale
+    # read on a tool that reads nothing
+    base = catalogue.get("charge_payment")
+    t = base.with_faults([{"call": 2, "outcome": "timeout"}])
+    assert t == dataclasses.replace(base, schedule=t.schedule) and t is not base
+    assert (t.creates, t.honours_keys, t._cacheable, t._worldly) == (
+        base.creates, base.honours_keys, base._cacheable, base._worldly)
+    assert base.schedule.rules == () and len(t.schedule.rules) == 1
+    with pytest.raises(DefinitionError, match="a stale read needs a tool that reads the world"):
+        base.with_faults("stale")
 
 
 def test_catalogue_has_its_tools_with_specs():
