@@ -13,6 +13,7 @@ from toolchaos.strategies import (
     ALL_KINDS,
     DEFAULT_KINDS,
     FaultPlan,
+    ScheduleCodec,
     SpecPolicy,
     build_policy,
     describe_fault,
@@ -90,6 +91,33 @@ def test_vary_kinds_and_max_faults_limit_what_is_drawn(p: FaultPlan) -> None:
     assert p.faulty_calls <= 2
     assert all(f.kind in ("ok", "timeout") for f in p.faults["charge_payment"])
     assert p.tools[1] is TOOLS[1]  # a tool that does not vary is untouched
+
+
+@FAST
+@given(blobs=st.tuples(st.binary(max_size=6), st.binary(max_size=6), st.binary(max_size=6)),
+       defaults=st.binary(min_size=3, max_size=3))
+def test_the_codec_builds_what_plan_builds_and_caches_it(blobs: tuple[bytes, ...], defaults: bytes) -> None:
+    # the fuzzer's decoding (cached per tool schedule, rules built from the table) against the
+    # plain path: a byte's value modulo twice the table's size, the lower half meaning ok
+    codec = ScheduleCodec(TOOLS, default_kinds=["timeout"])
+    table, dtable = fault_table(), fault_table(["timeout"])
+
+    def pick(b: int, options: tuple[F.Fault, ...]) -> F.Fault | None:
+        i = b % (2 * len(options))
+        return None if i < len(options) else options[i - len(options)]
+
+    faults = {}
+    for tool, blob in zip(TOOLS, blobs):
+        calls = [pick(b, table) or F.ok() for b in blob]
+        while calls and calls[-1] == F.ok():
+            calls.pop()
+        faults[tool.name] = calls
+    dflts = {t.name: f for t, b in zip(TOOLS, defaults) if (f := pick(b, dtable)) is not None}
+    expected = plan(TOOLS, faults, dflts)
+    got = codec.decode((*blobs, defaults))
+    assert got.tools == expected.tools and dict(got.faults) == dict(expected.faults)
+    assert dict(got.defaults) == dict(expected.defaults) and repr(got) == repr(expected)
+    assert codec.decode((*blobs, defaults)) is got  # the same draw again: the same plan
 
 
 def test_a_tool_that_does_not_vary_keeps_its_own_schedule_and_default() -> None:
