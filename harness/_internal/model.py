@@ -291,7 +291,9 @@ def _encoder() -> Callable[[Any], int]:
         encode = json.JSONEncoder(default=str, ensure_ascii=False, separators=(",", ":")).encode
         return lambda obj: len(encode(obj))
     chunks = c_make_encoder(None, str, encode_basestring, None, ":", ",", False, False, True)
-    return lambda obj: sum(map(len, chunks(obj, 0)))
+    # one C join, not a Python sum over the chunks: the C encoder returns a single chunk, which
+    # join hands back as it is (about 1 us less an encode; the fuzzer encodes ~15 messages a run)
+    return lambda obj: len("".join(chunks(obj, 0)))
 
 
 _encoded_size = _encoder()
