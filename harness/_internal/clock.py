@@ -27,7 +27,11 @@ clocks read before installation stay comparable with readings after it.
 The user's own freezegun: the harness's freezer sits at the bottom of freezegun's stack.
 Outside a run, a test's ``freeze_time(...)`` (``tick=True``, ``auto_tick_seconds`` too) is
 answered by freezegun exactly as without toolchaos (its factory, its ignore list, its
-``tz_offset``); inside a run the run's virtual clock wins, whatever the test froze.
+``tz_offset``); inside a run the run's virtual clock wins, whatever the test froze. With only
+the harness's freezer on, freezegun's date classes answer through the real methods (the machine's
+zone, not UTC). A user's time-machine patches those real C functions, so its travels answer
+between runs too; the harness imports it before freezegun starts and lets it start under the
+harness's freezer (``_DatetimeForTimeMachine``).
 
 The time zone: during a run the agent's local time is UTC (``TZ=UTC`` and ``time.tzset()``
 while a run is active, the previous zone put back after it), so ``time.localtime``,
@@ -51,6 +55,7 @@ import selectors
 import sys
 import threading
 import time
+import types
 from collections.abc import Awaitable, Coroutine, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -240,9 +245,13 @@ def install() -> None:
     with _install_lock:
         if _freezer is not None:
             return
+        _time_machine = _import_time_machine()  # before freezegun's fakes replace what it captures
         freezer = freezegun.freeze_time(EPOCH, real_asyncio=True, ignore=list(REAL_TIME_MODULES))
         freezer.start()
         _bottom_of_stack()
+        _real_answers_between_runs()
+        if _time_machine is not None:
+            _time_machine.dt = _DatetimeForTimeMachine()
         # freezegun's fakes ask ``_should_use_real_time()`` first. Between runs, with no user
         # freezer, every time function is the real one at the cost of one call (monotonic
         # clocks stay comparable across installation); inside a run every caller sees the
@@ -257,6 +266,79 @@ def install() -> None:
         _patch_thread_start()
         _patch_executor()
         _freezer = freezer
+
+
+def _harness_only() -> bool:
+    """No run active and no user's ``freeze_time`` on: every clock should answer as without toolchaos."""
+    return _active is None and len(_fz.freeze_factories) <= 1
+
+
+def _real_answers_between_runs() -> None:
+    """Between runs, freezegun's date classes answer as the real ones do, in the machine's own zone.
+
+    freezegun computes in UTC and shifts by its ``tz_offset``: right under a user's freezer, but
+    with only the harness's freezer on it would make ``datetime.now()``, ``date.today()``,
+    ``fromtimestamp(t)`` and a naive ``timestamp()`` answer in UTC on a machine in another zone.
+    The real methods also see a user's time-machine travel (which patches them in C).
+    """
+    fdt, fd = _fz.FakeDatetime, _fz.FakeDate
+    frozen_now, frozen_today = fdt.now.__func__, fd.today.__func__  # type: ignore[attr-defined]
+    frozen_fromtimestamp, frozen_timestamp = fdt.fromtimestamp.__func__, fdt.timestamp  # type: ignore[attr-defined]
+
+    def now(cls: Any, tz: Any = None) -> Any:
+        if _harness_only():
+            return _fz.datetime_to_fakedatetime(_fz.real_datetime.now(tz))
+        return frozen_now(cls, tz)
+
+    def today(cls: Any) -> Any:
+        return _fz.date_to_fakedate(_fz.real_date.today()) if _harness_only() else frozen_today(cls)
+
+    def fromtimestamp(cls: Any, t: float, tz: Any = None) -> Any:
+        if _harness_only():
+            return _fz.datetime_to_fakedatetime(_fz.real_datetime.fromtimestamp(t, tz))
+        return frozen_fromtimestamp(cls, t, tz)
+
+    def timestamp(self: Any) -> float:
+        return _fz.real_datetime.timestamp(self) if _harness_only() else float(frozen_timestamp(self))
+
+    fdt.now, fdt.fromtimestamp = classmethod(now), classmethod(fromtimestamp)  # type: ignore[method-assign,assignment]
+    fdt.timestamp = timestamp  # type: ignore[method-assign]
+    fd.today = classmethod(today)  # type: ignore[method-assign,assignment]
+
+
+def _import_time_machine() -> Any:
+    """The user's time-machine, imported before freezegun starts (or ``None`` if it is not installed).
+
+    Its C part keeps the ``time``/``datetime`` functions it finds at import and later rewrites them
+    in place: imported after freezegun had replaced them with Python functions, it would write
+    into those and crash the process at its first ``travel``. Installed as a pytest plugin it is
+    already imported; otherwise this import costs a few milliseconds, once.
+    """
+    import importlib.util
+
+    if "time_machine" not in sys.modules and importlib.util.find_spec("time_machine") is None:
+        return None
+    import time_machine
+
+    return time_machine if getattr(time_machine, "dt", None) is _dt else None
+
+
+class _DatetimeForTimeMachine(types.ModuleType):
+    """time-machine's view of ``datetime``: the real ``datetime`` class while only the harness's freezer is on.
+
+    time-machine refuses to start while ``datetime.datetime`` is freezegun's class, because a
+    user's ``freeze_time`` would then answer instead of it. The harness's freezer answers the real
+    functions outside a run (which time-machine patches), and inside a run virtual time should win
+    anyway, so a travel may start; under a user's ``freeze_time`` it still refuses, as without toolchaos.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("datetime")
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "datetime" and len(_fz.freeze_factories) <= 1:
+            return _fz.real_datetime
+        return getattr(_dt, name)
 
 
 def _bottom_of_stack() -> None:
