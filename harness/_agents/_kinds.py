@@ -7,7 +7,7 @@ An agent under test is one of five kinds, each driven its own way:
   anthropic SDK, its requests answered over HTTP (``toolchaos.wire.run``);
 - ``openai-agents``: an ``agents.Agent`` of the OpenAI Agents SDK, run by its ``Runner``;
 - ``pydantic-ai``: a ``pydantic_ai.Agent``;
-- ``langgraph``: a LangGraph compiled graph (``create_react_agent``, ``create_agent``,
+- ``langgraph``: a LangGraph compiled graph (``create_agent``, ``create_react_agent``,
   ``StateGraph(...).compile()``).
 
 A reference is ``builtin:NAME``, ``package.module:attr`` (the kind recognised from the object:
@@ -32,7 +32,7 @@ KINDS: dict[str, str] = {
     SDK: "agent(task) or agent(task, env): an SDK loop, its model answered over HTTP (toolchaos.wire)",
     "openai-agents": "an agents.Agent (OpenAI Agents SDK), run by its Runner",
     "pydantic-ai": "a pydantic_ai.Agent",
-    "langgraph": "a LangGraph compiled graph (create_react_agent, create_agent, StateGraph.compile())",
+    "langgraph": "a LangGraph compiled graph (create_agent, create_react_agent, StateGraph.compile())",
     "process": "a program in any language run as a child process (cmd:COMMAND LINE or preset:NAME, or a "
                "ProcessAgent), its model and tools served over HTTP and MCP (toolchaos.process)",
 }

@@ -1,20 +1,23 @@
-"""LangGraph: the prebuilt ReAct agent with ``ChatOpenAI``, default settings.
+"""LangGraph: LangChain's agent (``create_agent``) with ``ChatOpenAI``, default settings.
 
     from toolchaos.adapters import langgraph as lg
 
     wire.run(lg.agent(), task=..., tools=[...], policy=...)
 
 The fake tools become LangChain ``StructuredTool``s (JSON Schema arguments); the graph is
-``create_react_agent(ChatOpenAI(...), tools)`` with LangGraph's defaults: its
-``ToolNode`` turns a tool exception into an error message for the model, and the
-recursion limit is LangGraph's default (10007 super-steps today): effectively unbounded,
-so a looping run ends at the harness ceiling (HARD_CEILING) rather than at
+``langchain.agents.create_agent(ChatOpenAI(...), tools=...)``, the current agent API (a LangGraph
+compiled graph), with its defaults: its ``ToolNode`` re-raises a tool's own exception (the graph
+run fails), and the recursion limit is LangGraph's default (10007 super-steps today): effectively
+unbounded, so a looping run ends at the harness ceiling (HARD_CEILING) rather than at
 ``GraphRecursionError``. ``GraphRecursionError`` (with a ``recursion_limit`` you pass) maps
-to STOPPED_LOOP_GUARD, guard ``recursion_limit``.
+to STOPPED_LOOP_GUARD, guard ``recursion_limit``. Without ``langchain`` installed (``langgraph``
+alone), or with ``prebuilt="create_react_agent"``, the graph is LangGraph's deprecated
+``create_react_agent`` with the same model and tools.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,14 +50,21 @@ def chat_model(env: Any, model: str = "gpt-4o-mini") -> Any:
     return ChatOpenAI(model=model, base_url=env.openai_base_url, api_key=env.api_key)
 
 
-def agent(*, build: Callable[[Any, list[Any]], Any] | None = None, graph: Any = None,
-          recursion_limit: int | None = None, prompt: str | None = None) -> Callable[[str, Any], Any]:
-    """An agent for ``wire.run`` driving a LangGraph graph (``create_react_agent`` unless ``build(model, tools)``).
+PREBUILT = ("create_agent", "create_react_agent")
 
-    ``graph`` is your own compiled graph (``create_react_agent``, ``create_agent``,
+
+def agent(*, build: Callable[[Any, list[Any]], Any] | None = None, graph: Any = None,
+          recursion_limit: int | None = None, prompt: str | None = None,
+          prebuilt: str | None = None) -> Callable[[str, Any], Any]:
+    """An agent for ``wire.run`` driving a LangGraph graph (``create_agent`` unless ``build(model, tools)``).
+
+    ``graph`` is your own compiled graph (``create_agent``, ``create_react_agent``,
     ``StateGraph(...).compile()``) as it is, its model and all, with the fake tools in its
-    tool nodes for the length of the run.
+    tool nodes for the length of the run. ``prebuilt`` picks the prebuilt agent when neither is
+    given: ``"create_agent"`` (the default when ``langchain`` is installed) or ``"create_react_agent"``.
     """
+    if prebuilt is not None and prebuilt not in PREBUILT:
+        raise ValueError(f"langgraph.agent(prebuilt={prebuilt!r}): expected one of {', '.join(PREBUILT)}")
 
     def run(task: str, env: Any) -> Any:
         fake = tools(env)
@@ -64,13 +74,24 @@ def agent(*, build: Callable[[Any, list[Any]], Any] | None = None, graph: Any = 
         model = chat_model(env)
         if build is not None:
             return _invoke(build(model, fake), task, recursion_limit)
-        with warnings.catch_warnings():  # create_react_agent is deprecated in favour of langchain's create_agent
-            warnings.simplefilter("ignore")
-            from langgraph.prebuilt import create_react_agent
-
-            return _invoke(create_react_agent(model, fake, prompt=prompt), task, recursion_limit)
+        return _invoke(prebuilt_agent(model, fake, prompt, prebuilt), task, recursion_limit)
 
     return run
+
+
+def prebuilt_agent(model: Any, fake: list[Any], prompt: str | None, prebuilt: str | None = None) -> Any:
+    """``create_agent(model, tools=..., system_prompt=...)``, or ``create_react_agent`` when asked or without langchain."""
+    if prebuilt is None:
+        prebuilt = "create_agent" if importlib.util.find_spec("langchain") is not None else "create_react_agent"
+    if prebuilt == "create_agent":
+        from langchain.agents import create_agent
+
+        return create_agent(model, tools=fake, system_prompt=prompt)
+    with warnings.catch_warnings():  # create_react_agent is deprecated in favour of langchain's create_agent
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+
+        return create_react_agent(model, fake, prompt=prompt)
 
 
 def _invoke(graph: Any, task: str, recursion_limit: int | None) -> Any:

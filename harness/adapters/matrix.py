@@ -124,7 +124,7 @@ def versions() -> str:
 
     out = []
     for dist in ("openai", "anthropic", "openai-agents", "pydantic-ai-slim", "langgraph", "langgraph-prebuilt",
-                 "langchain-openai"):
+                 "langchain", "langchain-openai"):
         try:
             out.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:

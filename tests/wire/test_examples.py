@@ -93,6 +93,56 @@ def test_langgraph_example_with_an_http_backed_tool() -> None:
 EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.glob("*.py"))
 
 
+def _closure(top: str) -> set[str]:
+    """The distributions ``pip install top`` brings in, read from the installed metadata (names normalised)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo = [Requirement(top)]
+    while todo:
+        req = todo.pop()
+        key = (canonicalize_name(req.name), frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            requires = metadata.distribution(req.name).requires or []
+        except metadata.PackageNotFoundError:  # a requirement for another platform
+            continue
+        for line in requires:
+            dep = Requirement(line)
+            if dep.marker is None or any(dep.marker.evaluate({"extra": e}) for e in (req.extras or {""})):
+                todo.append(dep)
+    return {name for name, _ in seen}
+
+
+def test_all_frameworks_installs_what_every_example_imports() -> None:
+    """Every module a docs/examples file imports comes with `pip install 'toolchaos[all-frameworks]'`."""
+    import ast
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+
+    pytest.importorskip("langchain", reason="needs the examples' frameworks: pip install 'toolchaos[all-frameworks]'")
+    imported: dict[str, str] = {}
+    for path in EXAMPLES.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            for name in names:
+                imported.setdefault(name.split(".")[0], path.name)
+    ours = ("__future__", "toolchaos")
+    third_party = {m: f for m, f in imported.items() if m not in sys.stdlib_module_names and m not in ours}
+    assert {"openai", "anthropic", "agents", "pydantic_ai", "langchain", "langchain_openai", "httpx"} <= set(third_party)
+    installed = _closure("toolchaos[all-frameworks]")
+    owners = metadata.packages_distributions()
+    missing = {m: f for m, f in third_party.items() if not {canonicalize_name(d) for d in owners.get(m, [])} & installed}
+    assert not missing, f"imported by docs/examples but not installed by toolchaos[all-frameworks]: {missing}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", EXAMPLE_FILES)
 def test_every_example_runs_as_a_script_and_prints_its_result(name: str) -> None:
