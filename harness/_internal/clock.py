@@ -42,7 +42,11 @@ Which threads move a run's clock: the thread that runs the agent, the non-daemon
 started while that run is active (the agent's own workers) and a thread pool's worker while it
 runs a job the run submitted (``asyncio.to_thread``, ``run_in_executor``, an executor reused
 from an earlier run). A daemon thread (an SDK's tracing exporter, telemetry) or a thread left
-over from an earlier run sleeps in real time: its retry loops cannot advance a run's clock.
+over from an earlier run sleeps in real time: its retry loops cannot advance a run's clock. It
+also reads real time (``time.monotonic``, ``time.time``, ``datetime.now``): an exporter that
+schedules its next export on the clock it reads and then sleeps would otherwise schedule on the
+virtual clock (a date in 2026, far ahead of the real monotonic clock) and sleep in real time, so
+it never exported on schedule between runs and sent what it held in the middle of a later run.
 """
 
 from __future__ import annotations
@@ -103,9 +107,24 @@ _STARTED_IN = "_toolchaos_clock"  # on a Thread: the run's clock that was active
 _JOB_OF = "_toolchaos_job_clock"  # on a pool worker: the clock of the run whose job it is running
 
 
+def _run_clock() -> VirtualClock | None:
+    """The active run's clock if the calling thread is one of the run's (see the module docstring), else None.
+
+    A thread that is not the run's sleeps in real time, so it reads real time too: an exporter
+    that schedules its next export with ``time.monotonic()`` and then sleeps must see one clock.
+    """
+    clock = _active
+    return clock if clock is not None and _moves_clock(clock) else None
+
+
+def in_run_thread() -> bool:
+    """Whether a run is active and the calling thread is one of its threads (it reads and moves the run's clock)."""
+    return _run_clock() is not None
+
+
 def _use_real_time() -> bool:
-    """freezegun's question "real time for this caller?": never in a run; outside one, freezegun's own rule."""
-    if _active is not None:
+    """freezegun's question "real time for this caller?": never in a run's thread; elsewhere, freezegun's own rule."""
+    if _run_clock() is not None:
         return False
     if len(_fz.freeze_factories) <= 1:  # only the harness's freezer: real time, at the cost of one call
         return True
@@ -129,8 +148,8 @@ def _ignored_caller() -> bool:
 
 
 def _current_time() -> _dt.datetime:
-    """freezegun's ``get_current_time``: the run's clock in a run, else the top freezer's time."""
-    clock = _active
+    """freezegun's ``get_current_time``: the run's clock in a run's thread, else the top freezer's time."""
+    clock = _run_clock()
     if clock is not None:
         return EPOCH + _dt.timedelta(seconds=clock.t)
     return _fz.freeze_factories[-1]()
@@ -138,7 +157,7 @@ def _current_time() -> _dt.datetime:
 
 def _tz_offset(cls: Any) -> _dt.timedelta:
     """freezegun's ``tz_offset`` of the top freezer, except in a run (UTC, no offset)."""
-    return _dt.timedelta(0) if _active is not None else _fz.tz_offsets[-1]
+    return _dt.timedelta(0) if _run_clock() is not None else _fz.tz_offsets[-1]
 
 
 def _moves_clock(clock: VirtualClock) -> bool:
@@ -160,7 +179,7 @@ class _TimeSource:
     """freezegun's time factory: the active run's virtual time, else the real time."""
 
     def __call__(self) -> _dt.datetime:
-        clock = _active
+        clock = _run_clock()
         if clock is None:
             # Read freezegun's saved original at call time: a module-level alias would be
             # patched by freezegun's own module scan and recurse into this factory.
@@ -188,12 +207,12 @@ def _virtual_sleep(seconds: float) -> None:
 
 
 def _virtual_ctime(secs: float | None = None) -> str:
-    """``time.ctime``, which freezegun leaves alone: the run's time in a run (as ``time.time``)."""
-    return _real_ctime(time.time() if secs is None and _active is not None else secs)
+    """``time.ctime``, which freezegun leaves alone: the run's time in a run's thread (as ``time.time``)."""
+    return _real_ctime(time.time() if secs is None and _run_clock() is not None else secs)
 
 
 def _virtual_asctime(t: Any = None) -> str:
-    return _real_asctime(time.localtime() if t is None and _active is not None else t)
+    return _real_asctime(time.localtime() if t is None and _run_clock() is not None else t)
 
 
 async def _virtual_async_sleep(delay: float, result: Any = None) -> Any:
@@ -270,7 +289,7 @@ def install() -> None:
 
 def _harness_only() -> bool:
     """No run active and no user's ``freeze_time`` on: every clock should answer as without toolchaos."""
-    return _active is None and len(_fz.freeze_factories) <= 1
+    return _run_clock() is None and len(_fz.freeze_factories) <= 1
 
 
 def _real_answers_between_runs() -> None:

@@ -29,6 +29,8 @@ While a harness run serves the wire (``escape_unmatched``), a request no route a
 raises ``UnmatchedRequest``, a ``BaseException``: the anthropic SDK wraps any
 ``Exception`` from the transport into ``APIConnectionError`` and retries it, which would
 hide the URL behind backoff; a ``BaseException`` ends the run with the URL in its message.
+Unless it comes from a thread that is not the run's (``set_refusal``): that one gets a
+connection error, as if offline, and the run is not failed by it.
 """
 
 from __future__ import annotations
@@ -266,7 +268,10 @@ class DualHTTPCoreMocker(HTTPCoreMocker):
         path pays nothing for the sharing.
         """
         if isinstance(exc, AllMockedAssertionError):
-            raise cls._unmatched(req, exc) from None
+            refused = _refusal(req) if cls.escape_unmatched > 0 else None
+            if refused is None:
+                raise cls._unmatched(req, exc) from None
+            exc = httpx.ConnectError(refused, request=req)  # what the thread's client would see offline
         if not v2:
             raise exc  # already what a classic httpx client raises: the same object, cause unchanged
         raise to_httpx2_exception(exc) from exc
@@ -323,6 +328,20 @@ _unmatched_hint: Callable[[httpx.Request], str] = _no_hint
 def set_unmatched_hint(hint: Callable[[httpx.Request], str]) -> None:
     global _unmatched_hint
     _unmatched_hint = hint
+
+
+def _no_refusal(request: httpx.Request) -> str | None:
+    return None
+
+
+# Whether an unmatched request is refused (a connection error in the sending thread) rather than
+# failing the run: the server module sets it (requests from threads that are not the run's).
+_refusal: Callable[[httpx.Request], str | None] = _no_refusal
+
+
+def set_refusal(refusal: Callable[[httpx.Request], str | None]) -> None:
+    global _refusal
+    _refusal = refusal
 
 
 _previous_default: str | None = None

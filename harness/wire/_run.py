@@ -59,6 +59,9 @@ class WireRunResult(RunResult):
 
     requests: list[Request] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    # requests nothing answered from threads that are not the run's (exporters, telemetry): refused
+    # in that thread as offline, never the run's failure, never the network (real-time chance: not traced)
+    refused: list[str] = field(default_factory=list)
 
     @property
     def model_requests(self) -> int:
@@ -189,6 +192,32 @@ def _flush_sdk_exporters() -> None:
         return
 
 
+def _exporters_on_real_time() -> None:
+    """Keep the Agents SDK's trace exporter scheduling its exports on the real clock (called outside runs).
+
+    Its processor, made lazily at the first trace, stores its next export as ``time.monotonic() + 5``
+    and its thread compares that with the monotonic clock it reads, which is real (it is not the
+    run's thread). Made inside a run, that deadline is on the virtual clock (a 2026 date, some 1.8e9 s
+    ahead of a real monotonic clock): the thread would never export on schedule between runs, and
+    what it held went out in the middle of a later run whose virtual clock passed it. So it is made
+    here, before the run, and a deadline left on a virtual clock (the SDK imported inside the run)
+    is made due after it.
+    """
+    tracing = sys.modules.get("agents.tracing")
+    provider = getattr(tracing, "get_trace_provider", None)
+    if provider is None:
+        return
+    try:
+        provider()
+    except Exception:  # pragma: no cover - the SDK's own set-up failed: its tracing, never the run
+        return
+    processor = getattr(sys.modules.get("agents.tracing.processors"), "_global_processor", None)
+    due, delay = getattr(processor, "_next_export_time", None), getattr(processor, "_schedule_delay", None)
+    now = _clock.real_monotonic()
+    if isinstance(due, float) and isinstance(delay, (int, float)) and due > now + delay:
+        processor._next_export_time = now  # type: ignore[union-attr]
+
+
 def harness_stop_in(exc: BaseException) -> BaseException | None:
     """A harness stop inside an exception group (task groups wrap what their tasks raise)."""
     if isinstance(exc, (HarnessStop, KeyboardInterrupt)):
@@ -287,12 +316,16 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     # unless the session set a limit (pytest --chaos-real-seconds), which the engine then applies.
     if (ceiling is None or ceiling.real_seconds is None) and session_real_seconds() is None:
         ceiling = replace(ceiling or Ceiling(), real_seconds=SDK_REAL_SECONDS)
-    res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
-                     ceiling=ceiling, store=store, name=name, artifacts=artifacts, world=world)
+    _exporters_on_real_time()
+    try:
+        res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
+                         ceiling=ceiling, store=store, name=name, artifacts=artifacts, world=world)
+    finally:
+        _exporters_on_real_time()
     wire = holder.get("wire")
     base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
     return WireRunResult(**base, requests=list(wire.requests) if wire else [],
-                         unmatched=list(wire.unmatched) if wire else [])
+                         unmatched=list(wire.unmatched) if wire else [], refused=list(wire.refused) if wire else [])
 
 
 _POLL = 0.05  # real seconds: the run's thread waits for the block in slices, so the watchdog can reach it

@@ -44,6 +44,7 @@ import httpx
 import respx
 from respx.models import Route, SideEffectError
 from toolchaos._engine.state import RunState
+from toolchaos._internal import clock as _clock
 from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens
 from toolchaos.fake_tools.retry import SECONDS
@@ -53,7 +54,7 @@ from toolchaos.wire import _names
 from toolchaos.wire._apifaults import ApiFault, ApiFaults
 from toolchaos.wire._conversation import Conversations
 from toolchaos.wire._http import JSON, dumps, json_response, json_response_bytes, read_timeout, sse_response
-from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_unmatched_hint
+from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_refusal, set_unmatched_hint
 
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
@@ -195,6 +196,7 @@ class Wire:
         self.faults = ApiFaults(api_faults)
         self.requests: list[Request] = []
         self.unmatched: list[str] = []
+        self.refused: list[str] = []  # unmatched requests of threads that are not the run's (``refusal``)
         self.responses: dict[str, list[dict[str, Any]]] = {}
         self.threads: dict[str, dict[str, Any]] = {}
         self.conversations = Conversations()  # bodies read per conversation: a request costs what is new in it
@@ -209,6 +211,9 @@ class Wire:
             self.base_urls[api] = _bases(api, extra.get(api) or (), defaults)
             for base in self.base_urls[api]:
                 self._serve_api(api, base)
+        traces = base_key(OPENAI_DEFAULT, "/traces/ingest")
+        if defaults and traces not in self.routes:  # whatever the run serves: the SDK exports there by default
+            self._serve(traces, "openai.traces", self._traces)
         self.http_tools = [t.bind(self) for t in http_tools]
         self.router = respx.MockRouter(assert_all_called=False, assert_all_mocked=True,
                                        using=DualHTTPCoreMocker.name)
@@ -514,6 +519,22 @@ def active() -> Wire | None:
     return _active
 
 
+def refusal(request: httpx.Request) -> str | None:
+    """A request nothing answers from a thread that is not the run's: refused there, never the run's failure.
+
+    Such a thread (an SDK's trace exporter, telemetry, a thread left from an earlier test) sends on
+    its own real-time schedule: whether its request falls inside a run is chance, so failing the
+    run for it would fail runs at random. It gets a connection error, as offline, and is listed in
+    ``wire.refused``; it never reaches the network.
+    """
+    wire = _active
+    if wire is None or _clock.in_run_thread():
+        return None
+    wire.refused.append(f"{request.method} {request.url}")
+    return (f"toolchaos: {request.method} {request.url} refused: sent by a thread that is not the run's "
+            f"while a chaos run serves the wire; it does not reach the network")
+
+
 def unmatched_hint(request: httpx.Request) -> str:
     """What the active wire serves, for the message of a request nothing answered."""
     wire = _active
@@ -526,5 +547,6 @@ def unmatched_hint(request: httpx.Request) -> str:
 
 
 set_unmatched_hint(unmatched_hint)
+set_refusal(refusal)
 
 
