@@ -99,6 +99,8 @@ def _foreign_thread_during_a_run() -> Any:
         go.set()
         sender.join(30)  # a real wait: the sender is not the run's thread
         time.sleep(60)
+        # the Agents SDK's trace ingest is served in every run, whatever its APIs (the SDK exports there by default)
+        seen["ingest"] = httpx.post("https://api.openai.com/v1/traces/ingest", json={"data": []}).status_code
         reply = anthropic.Anthropic().messages.create(model="claude-sonnet-4-5", max_tokens=100,
                                                       messages=[{"role": "user", "content": task}])
         return "".join(getattr(block, "text", "") for block in reply.content)
@@ -123,14 +125,16 @@ def test_the_exporter_keeps_its_real_schedule_and_a_background_request_never_fai
               "first, exported = m._user_trace_after_a_run()\n"
               "r, seen = m._foreign_thread_during_a_run()\n"
               "print(json.dumps([first.terminal_state, first.unmatched, exported, r.terminal_state, r.unmatched,\n"
-              "                  r.refused, r.virtual_seconds, seen.get('error', ''), seen['clock'] < 1e9]))\n")
+              "                  r.refused, r.virtual_seconds, seen.get('error', ''), seen['clock'] < 1e9,\n"
+              "                  seen['ingest']]))\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    first, unmatched, exported, state, r_unmatched, refused, seconds, error, real_clock = \
+    first, unmatched, exported, state, r_unmatched, refused, seconds, error, real_clock, ingest = \
         json.loads(out.stdout.strip().splitlines()[-1])
     assert (first, unmatched) == ("COMPLETED", [])
     assert exported  # on the SDK's schedule, outside any run: to the user's mock, as without toolchaos
     assert (state, r_unmatched, seconds) == ("COMPLETED", [], 60.0)  # the run is not failed by it
     assert refused == ["POST https://telemetry.example.com/v1/events"]
     assert "refused" in error and "does not reach the network" in error
+    assert ingest == 204
     assert real_clock  # the thread read the real monotonic clock during the run, not the virtual 2026 one
