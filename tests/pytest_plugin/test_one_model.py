@@ -118,3 +118,40 @@ def test_marker_and_wire_tests_are_in_the_report_and_the_verdict_line(pytester: 
     rows = {s["id"]: (s["verdict"], s["category"]) for s in data["scenarios"]}
     assert rows == {"test_reported.py::test_marker_fails": ("fail", "test"),
                     "test_reported.py::test_wire_passes": ("pass", "test")}
+
+
+PRECEDENCE = '''
+import pytest
+
+
+@pytest.mark.chaos(agent="builtin:naive")
+def test_marker(chaos):
+    print("AGENT marker", chaos.agent)
+
+
+@pytest.mark.chaos(agent="sdk_mod:sdk_agent")
+def test_sdk_marker(chaos):
+    print("AGENT sdk", chaos.agent, getattr(chaos.agent, "kind", "in-process"))
+
+
+def test_unmarked(chaos):
+    print("AGENT unmarked", chaos.agent)
+'''
+
+SDK_MOD = "def sdk_agent(task, env):\n    return 'ok'\n"
+
+
+def test_one_precedence_for_marker_scenario_and_sdk_agents(pytester: pytest.Pytester) -> None:
+    """Command line, then the test's or the scenario's own agent, then ini: the same for every kind of chaos test."""
+    pytester.makepyfile(test_precedence=PRECEDENCE, sdk_mod=SDK_MOD)
+    pytester.makefile(".chaos.yaml", loop=LOOP.format(severity="critical", agent="agent: builtin:naive\n"))
+    pytester.makeini("[pytest]\nchaos_agent = builtin:loopguard\n")
+    pytester.syspathinsert()
+    res = pytester.runpytest("--chaos", "-s", "-p", "no:randomly")
+    res.stdout.fnmatch_lines(["*AGENT marker builtin:naive*", "*AGENT sdk sdk_mod:sdk_agent sdk*",
+                              "*AGENT unmarked builtin:loopguard*"])
+    res.assert_outcomes(passed=3, failed=1)  # the scenario's own naive agent beats the ini's: it loops
+    res = pytester.runpytest("--chaos", "-s", "-p", "no:randomly", "--chaos-agent=builtin:guarded")
+    res.stdout.fnmatch_lines(["*AGENT marker builtin:guarded*", "*AGENT sdk builtin:guarded in-process*",
+                              "*AGENT unmarked builtin:guarded*"])
+    res.assert_outcomes(passed=4)  # the command line beats the scenario's agent too
