@@ -194,7 +194,7 @@ def test_the_watchdog_stops_async_agents_under_a_tracer_or_profiler(how, tmp_pat
     import subprocess
     import sys
 
-    limit, grace = 0.3, 3.0
+    limit, grace = 0.3, 6.0  # the grace absorbs a loaded machine (3.5 s seen at load 8); a regression hangs to the timeout
     script = tmp_path / "traced.py"
     script.write_text(TRACED % {"limit": limit})
     out = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True, timeout=120)
