@@ -339,6 +339,25 @@ def test_a_run_that_trickles_progress_forever_ends_at_the_fuse():
     healthy()
 
 
+def test_a_parked_watchdog_has_no_thread_and_the_next_run_starts_one():
+    """park() (before an isolated run forks: one thread forks once) stops the thread only when no run is armed."""
+    healthy()  # a run in process started the thread
+    assert _watchdog._thread is not None
+    assert _watchdog.park() and _watchdog._thread is None
+    assert not any(t.name == "toolchaos-watchdog" for t in threading.enumerate())
+    r, _ = go(lambda task, model, tools: spin())  # the next run restarts it, and it fires
+    assert r.terminal_state == "WATCHDOG", r.error
+    seen = []
+
+    def parks_while_armed(task, model, tools):
+        seen.append(_watchdog.park())  # a run is armed (this one): the thread stays
+        spin()
+
+    r, _ = go(parks_while_armed)
+    assert seen == [False] and r.terminal_state == "WATCHDOG", r.error
+    healthy()
+
+
 def test_the_watchdog_never_fires_inside_a_gc_callback():
     seen = []
     unraisable = []

@@ -22,6 +22,8 @@ from toolchaos.fake_tools import catalogue
 
 needs_ns = pytest.mark.skipif(not children.sealing_available(), reason="no unprivileged namespaces here")
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+ONE_FORK_HERE = (children.sealing_available() and os.uname().machine == "x86_64"
+                 and (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc "))
 
 
 @pytest.fixture
@@ -163,7 +165,7 @@ import collections, ctypes, itertools, os, re, select, signal, socket, subproces
 import _socket
 import pytest
 from toolchaos import Ceiling, policies, run
-from toolchaos._internal import clock
+from toolchaos._internal import children, clock
 from toolchaos.fake_tools import catalogue
 
 TOKEN = "{token}"
@@ -260,7 +262,7 @@ def test_canary():
     r = run("builtin:guarded", task="t", tools=[catalogue.get("search")],
             policy=policies.scripted([{{"call": "search", "args": {{"query": "q"}}}}, {{"final": "ok"}}]))
     assert r.terminal_state == "COMPLETED" and os.getpid() == PID
-    print("CANARY", os.getpid())
+    print("CANARY", os.getpid(), "one fork:", children._one_fork)
 
 
 PID = os.getpid()
@@ -288,6 +290,8 @@ def test_hostile_agents_each_end_as_a_failed_run_and_the_session_goes_on(pyteste
     res.assert_outcomes(passed=16)
     out = res.stdout.str()
     assert out.count("HOSTILE ") == 15 and out.count("CANARY ") == 1, out
+    if ONE_FORK_HERE:  # a pytest session has one thread: each hostile run was one clone(2)
+        assert "one fork: True" in out, out
     assert not list(pytester.path.glob("escaped-*")), "an agent reached the network"
     assert not _alive(token), "a process an agent started outlived its run"
     assert sys.platform.startswith("linux")
@@ -394,3 +398,73 @@ def test_a_child_that_keeps_working_is_not_killed_for_being_slow(isolated_runs: 
     # tool call every 0.15 s: neither the child's watchdog nor the parent ends it.
     assert res.harness_stop is None and res.answer == "done", res.summary()
     assert res.total_executions == 6
+
+
+# --- one fork: clone(2) into the namespaces, where the process has one thread ----------------
+
+ONE_FORK = '''
+import select, threading
+from toolchaos import Ceiling, policies, run
+from toolchaos._engine import set_isolation
+from toolchaos._internal import children
+from toolchaos.certification import run_scenario, suite
+from toolchaos.fake_tools import catalogue
+
+clones = []
+real_clone = children._clone_call
+children._clone_call = lambda *a, **k: (clones.append(1), real_clone(*a, **k))[1]
+scenarios = suite()
+here = [[r.trace.jsonl() for r in run_scenario(s, "builtin:guarded").runs] for s in scenarios]
+set_isolation("process")
+there = [[r.trace.jsonl() for r in run_scenario(s, "builtin:guarded").runs] for s in scenarios]
+print("RUNS", sum(map(len, there)), "CLONES", len(clones), "SAME", here == there)
+
+def blocked(task, model, tools):
+    turn = model.complete([{"role": "user", "content": "t"}])
+    tools.call("search", {"query": "q"}, call_id=turn.tool_calls[0].id)
+    select.select([], [], [], 30)
+
+r = run(blocked, task="t", tools=[catalogue.get("search")], ceiling=Ceiling(real_seconds=0.3),
+        policy=policies.stubborn("search", {"query": "q"}, until="never"))
+print("BLOCKED", r.terminal_state, "|", r.error)
+
+stop = threading.Event()
+threading.Thread(target=stop.wait).start()  # a second thread: two forks
+before = len(clones)
+r = run(blocked, task="t", tools=[catalogue.get("search")], ceiling=Ceiling(real_seconds=0.3),
+        policy=policies.stubborn("search", {"query": "q"}, until="never"))
+stop.set()
+print("THREADED", r.terminal_state, "CLONES", len(clones) - before)
+'''
+
+
+@needs_ns
+@pytest.mark.skipif(not ONE_FORK_HERE, reason="one fork is taken on glibc x86-64 only")
+def test_a_process_with_one_thread_forks_once_and_nothing_changes(tmp_path: Path) -> None:
+    """In a fresh interpreter (this one may run other threads, an xdist worker's): every isolated run is one
+    clone(2), the traces are byte-identical to in-process runs, the child's watchdog signals its own main thread
+    (glibc's cached thread id is the child's: with the parent's, a call blocked in C would run on until the
+    parent's kill), and with a second thread alive the run forks twice instead."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", ONE_FORK], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path).stdout
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if line.split(" ", 1)[0].isupper())
+    runs, _, clones, _, same = lines["RUNS"].split()
+    assert runs == clones and int(runs) > 40 and same == "True", out
+    assert lines["BLOCKED"] == "WATCHDOG | the agent made no progress (no model request, tool call or event) " \
+                               "for 0.3s, the real-time limit", out
+    assert lines["THREADED"] == "WATCHDOG CLONES 0", out
+
+
+@needs_ns
+def test_a_clone_the_kernel_refuses_falls_back_to_two_forks(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(flags: int, tid_address: int) -> int:
+        raise PermissionError(1, "clone: Operation not permitted")
+
+    monkeypatch.setattr(children, "_one_fork", True)
+    monkeypatch.setattr(children, "_one_fork_tid", lambda: 0 if children._one_fork else None)
+    monkeypatch.setattr(children, "_clone", refused)
+    forked = children.fork_call(lambda fd: os.write(fd, str(os.getpid()).encode()), seal_network=True)
+    assert forked.wait(timeout=10) == 0 and forked.stdout == b"1"  # PID 1 all the same, of the keeper's namespace
+    assert children._one_fork is False

@@ -42,6 +42,7 @@ from typing import Any, cast
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.state import RunState
 from toolchaos._internal import children
+from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event
 from toolchaos.fake_tools import EffectLedger, World
 from toolchaos.fake_tools._catalogue import warm as _warm_catalogue
@@ -288,6 +289,7 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
 
     _reap_finished()
     _warm()
+    _watchdog.park()  # no run is armed here: one thread forks once (children.fork_call), not twice
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
     timed_out = not _await(proc, real_seconds)
     out = _collect(proc.stdout, children.Ended(0, None, False), timed_out, proc.sealed)

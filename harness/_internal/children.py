@@ -40,6 +40,13 @@ the child's; the caller waits for the keeper, and the init reports the command's
 status on a pipe. If the keeper is killed, the kernel kills the init (its parent-death
 signal), and with it the namespace.
 
+``fork_call`` in a process with a single thread (glibc, x86-64) skips the keeper: one
+``clone(2)`` makes the caller's copy PID 1 of new user, PID and network namespaces at once,
+and the caller waits for it directly (see "one fork", at the end). Each fork of a large
+process copies its page tables and tears them down again: one copy instead of two is most
+of an isolated run's cost. Anywhere else (another thread alive, another C library or
+architecture, a kernel that refuses the flags on clone) it forks twice, as above.
+
 Where namespaces are not available (macOS, a kernel or container that forbids unprivileged
 user namespaces), the command runs in its own process group only, and ``forward`` listens
 in the caller's own network. Then a process that leaves the group (``setsid``,
@@ -61,6 +68,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -81,10 +89,12 @@ _SIOCSIFFLAGS = 0x8914
 _IFF_UP, _IFF_LOOPBACK, _IFF_RUNNING = 0x1, 0x8, 0x40
 
 _libc: ctypes.CDLL | None
+_held: ctypes.PyDLL | None  # the same C library, called with the GIL held (a clone must copy a held GIL)
 try:
     _libc = ctypes.CDLL(None, use_errno=True)  # loaded here: a forked child must not load libraries
+    _held = ctypes.PyDLL(None, use_errno=True)
 except OSError:  # pragma: no cover - platforms without a C library handle
-    _libc = None
+    _libc = _held = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,9 +191,14 @@ def _enter_namespaces(*, seal_network: bool) -> None:  # pragma: no cover - runs
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    if seal_network:  # a new network namespace has loopback down: bring it up, nothing else exists
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
+    if seal_network:
+        _loopback_up()
+
+
+def _loopback_up() -> None:  # pragma: no cover - runs in a forked child
+    """A new network namespace has loopback down: bring it up, nothing else exists."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
 
 
 # --- forwarding loopback ports to Unix sockets ---------------------------------------------
@@ -711,8 +726,15 @@ def fork_call(fn: Callable[[int], object], *, seal_network: bool = False, cap: i
     namespace (see the module docstring): signals it sends itself without a handler are ignored.
     """
     out_r, out_w = os.pipe()
-    status_r, status_w = os.pipe()
     sealed = sealing_available()
+    if sealed:
+        tid = _one_fork_tid()
+        if tid is not None:
+            try:
+                return _clone_call(fn, out_r, out_w, seal_network, cap, tid)
+            except OSError:  # the kernel refused the flags on clone: two forks, from now on
+                _one_fork_refused()
+    status_r, status_w = os.pipe()
     try:
         pid = _fork()
         if pid == 0:  # pragma: no cover - the forked child (coverage does not follow a fork)
@@ -766,6 +788,129 @@ def _run_fn(fn: Callable[[int], object], out_w: int, status_w: int) -> None:  # 
         os.close(status_w)
         if not os.getpid() == 1:
             os.setpgid(0, 0)
+        fn(out_w)
+        code = 0
+    finally:
+        os._exit(code)  # never back into the caller's code: this process is a copy of it
+
+
+# --- one fork: clone(2) straight into the new namespaces ----------------------------------
+#
+# A process cannot give itself a new PID namespace (only its children get one), so the
+# portable way in above forks twice: the keeper enters the namespaces, and forks again for
+# PID 1. Each fork of the whole harness process copies its page tables, and each copy is
+# torn down again at exit: most of an isolated run's cost. clone(2) with the namespace flags
+# makes the first child PID 1 of a new user, PID and network namespace in one copy (an
+# unprivileged process may ask, since the new user namespace grants the rights for the
+# others). Python has no clone(), so it is called as os.fork() calls fork(): the
+# interpreter's own before/after-fork steps around it, the GIL held throughout.
+#
+# What glibc's fork() adds around its own clone is for other threads (it takes malloc's,
+# stdio's and the loader's locks so that the child does not inherit one held by a thread that
+# is not copied), for C libraries' pthread_atfork handlers, and for the thread id it caches
+# (pthread_kill reads it: the watchdog signals the child's main thread). So this path is taken
+# only where none of that can be missed: one OS thread in the whole process (no other thread
+# can hold a lock, and none can start while the GIL is held here), glibc on x86-64, and the
+# cached thread id found where glibc keeps it (checked against the kernel's every time), which
+# the kernel then writes in the child (CLONE_CHILD_SETTID), as glibc's own fork asks it to.
+# Anywhere else, the two forks above.
+
+_CLONE_CHILD_SETTID, _CLONE_CHILD_CLEARTID = 0x01000000, 0x00200000
+_SYS_CLONE_X86_64 = 56
+_TID_OFFSET_X86_64 = 0x2D0  # struct pthread's tid in glibc on x86-64 (after its 704-byte TCB header)
+_one_fork: bool | None = None  # None: not tried yet in this process
+
+
+def _one_fork_tid() -> int | None:
+    """The address of glibc's cached thread id of this thread when one fork can contain a child here, else None."""
+    global _one_fork
+    if _one_fork is False or _held is None or _libc is None:
+        return None
+    if _one_fork is None:
+        _one_fork = _one_fork_possible()
+        if not _one_fork:
+            return None
+    try:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return None
+    except OSError:
+        return None
+    address = int(_libc.pthread_self()) + _TID_OFFSET_X86_64
+    if ctypes.c_int.from_address(address).value != threading.get_native_id():
+        return None
+    return address
+
+
+def _one_fork_refused() -> None:
+    global _one_fork
+    _one_fork = False
+
+
+def _one_fork_possible() -> bool:
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):  # pragma: no cover - not glibc
+        libc = ""
+    if os.uname().machine != "x86_64" or not libc.startswith("glibc "):
+        return False
+    assert _libc is not None and _held is not None
+    _libc.pthread_self.restype = ctypes.c_void_p
+    _held.syscall.restype = ctypes.c_long
+    _held.syscall.argtypes = [ctypes.c_long, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                              ctypes.c_ulong]
+    return True
+
+
+def _clone(flags: int, tid_address: int) -> int:
+    """fork(), into the namespaces ``flags`` name: 0 in the child, its pid in the caller; ``OSError`` if refused."""
+    assert _held is not None
+    sys.audit("os.fork")
+    api = ctypes.pythonapi
+    api.PyOS_BeforeFork()
+    pid = int(_held.syscall(_SYS_CLONE_X86_64, flags | _CLONE_CHILD_SETTID | _CLONE_CHILD_CLEARTID | signal.SIGCHLD,
+                            None, None, tid_address, 0))
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork)
+        api.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    api.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone: {os.strerror(err)}")
+    return pid
+
+
+def _clone_call(fn: Callable[[int], object], out_r: int, out_w: int, seal_network: bool, cap: int,
+                tid_address: int) -> Child:
+    uid, gid = os.getuid(), os.getgid()  # read here: in the child they read as the overflow id until mapped
+    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if seal_network else 0)
+    pid = _clone(flags, tid_address)  # OSError when refused: the caller forks twice, with the same pipes
+    if pid == 0:  # pragma: no cover - PID 1 of the new namespace
+        os.close(out_r)
+        _contained(fn, out_w, uid, gid, seal_network)
+    with contextlib.suppress(OSError):  # both sides set the group: no window where end() misses it
+        os.setpgid(pid, pid)
+    os.close(out_w)
+    return Child(pid, True, out_r, None, None, b"", None, b"", cap, None, [], background=False)
+
+
+def _contained(fn: Callable[[int], object], out_w: int, uid: int, gid: int,
+               seal_network: bool) -> None:  # pragma: no cover - runs in the cloned child
+    """In the cloned child, PID 1 of its namespace: map the ids, bring loopback up, run ``fn``; never return.
+
+    When it ends, the kernel kills whatever it started in the namespace.
+    """
+    code = 1
+    try:
+        assert _libc is not None
+        # The caller killed: this run dies with it (there is no keeper between them any more).
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the forking thread's mask is not the agent's
+        os.setpgid(0, 0)
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        if seal_network:
+            _loopback_up()
         fn(out_w)
         code = 0
     finally:

@@ -221,17 +221,68 @@ def _loop() -> None:  # pragma: no cover - runs untraced, so coverage cannot rec
     # would stall this thread while the agent is blocked in C (see the module docstring).
     sys.settrace(None)
     sys.setprofile(None)
-    wake = threading.Event()
+    me = threading.current_thread()
     while True:
-        wake.wait(_POLL)  # threading is outside freezegun's reach: this is real time
+        _wake.wait(_POLL)  # threading is outside freezegun's reach: this is real time
+        if _parked(me):
+            return
         _poll()
+
+
+_wake = threading.Event()  # set by park(): the thread looks at once whether it may stop
+_park_asked = False
+
+
+def _parked(me: threading.Thread) -> bool:  # pragma: no cover - runs in the watchdog's thread
+    """Whether the thread stops now: park() asked, and no run is armed (under ``_lock``, as ``_start``)."""
+    global _thread, _park_asked
+    if not _park_asked:
+        return False
+    with _lock:
+        _wake.clear()
+        if _watches or _thread is not me:
+            return False
+        _thread, _park_asked = None, False
+        return True
+
+
+def park() -> bool:
+    """Stop the watchdog's thread while no run is armed; whether this process has no such thread now.
+
+    The next ``arm`` starts it again. An isolated run forks cheaper from a process with one
+    thread (see ``toolchaos._internal.children``), and between runs the thread has nothing to watch.
+    """
+    global _park_asked
+    thread = _thread
+    if thread is None:
+        return True
+    if _watches:
+        return False
+    _park_asked = True
+    _wake.set()
+    thread.join(timeout=1.0)
+    if thread.is_alive():  # pragma: no cover - a run was armed meanwhile (another thread)
+        return False
+    return _os_thread_gone(thread.native_id)
+
+
+def _os_thread_gone(native_id: int | None, within: float = 0.005) -> bool:
+    """Whether the OS thread has gone (join returns as its Python part ends, a moment before it exits)."""
+    task = f"/proc/self/task/{native_id}"
+    deadline = _clock.real_monotonic() + within
+    while native_id is not None and os.path.exists(task):
+        if _clock.real_monotonic() > deadline:  # pragma: no cover - a loaded machine
+            return False
+        os.sched_yield()
+    return True
 
 
 def _after_fork() -> None:
     """In a forked child (an isolated run): no watchdog thread yet, and locks nobody holds."""
-    global _thread, _lock, _fire_lock
+    global _thread, _lock, _fire_lock, _wake, _park_asked
     _thread = None  # the parent's thread did not come along: the next arm() starts one
     _lock, _fire_lock = threading.Lock(), threading.Lock()
+    _wake, _park_asked = threading.Event(), False
 
 
 if hasattr(os, "register_at_fork"):
@@ -256,8 +307,6 @@ def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
     global _token
     if not _signal_state:
         _install_signal()
-    if _thread is None:
-        _start()
     _bracket_gc()  # callbacks registered since the last run (hypothesis adds one) run inside the bracket
     now = _clock.real_monotonic()
     with _fire_lock:
@@ -265,7 +314,10 @@ def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
         seen = progress() if progress is not None else 0
         fuse = now + (seconds * FUSE_FACTOR if progress is not None else seconds)
         _watches.append(_Watch(threading.get_ident(), _token, seconds, progress, seen, now, fuse))
-        return _token
+        token = _token
+    if _thread is None:  # after the append: a thread that parks meanwhile sees the watch, or is restarted here
+        _start()
+    return token
 
 
 def remaining() -> float | None:
