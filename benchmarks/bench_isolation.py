@@ -9,7 +9,11 @@
   children together (what it costs a loaded machine, where real time also waits for a core).
 - ``isolation_bare_child_cpu_ms``: CPU time of one contained child that does nothing
   (``toolchaos._internal.children.fork_call``, sealed where the platform allows it): the part
-  of the cost that is the forks and the namespaces, not the run's copy-on-write faults.
+  of the cost that is the fork and the namespaces, not the run's copy-on-write faults. This
+  process has one thread here, so the child is one ``clone(2)`` where the platform allows it.
+- ``isolation_bare_child_two_forks_cpu_ms``: the same child the portable way, two forks (what
+  a process with another thread alive pays, e.g. a pytest-xdist worker).
+- ``isolation_one_fork``: 1 when the isolated runs above were one ``clone(2)`` each.
 - ``isolation_sealed``: 1 when the children got their own namespaces here, 0 when only a
   process group.
 
@@ -43,7 +47,7 @@ def _per_run(work: Callable[[], int], rounds: int) -> tuple[float, float]:
 
 def measure(quick: bool) -> dict[str, float]:
     from toolchaos._engine import isolated
-    from toolchaos._internal import children
+    from toolchaos._internal import children, watchdog
     from toolchaos.certification import run_scenario, suite
 
     scenarios = suite()
@@ -60,13 +64,24 @@ def measure(quick: bool) -> dict[str, float]:
         iso_wall, iso_cpu = _per_run(work, rounds)
     finally:
         restore()
+    one_fork = children._one_fork_tid() is not None
     bare = 20 if quick else 100
+    watchdog.park()  # the in-process runs above started its thread; an isolated run parks it the same way
     cpu0 = _cpu()
     for _ in range(bare):
         children.fork_call(_nothing, seal_network=True).wait(timeout=10)
+    bare_cpu = (_cpu() - cpu0) * 1000 / bare
+    saved, children._one_fork = children._one_fork, False
+    try:
+        cpu0 = _cpu()
+        for _ in range(bare):
+            children.fork_call(_nothing, seal_network=True).wait(timeout=10)
+        two_forks = (_cpu() - cpu0) * 1000 / bare
+    finally:
+        children._one_fork = saved
     return {"isolation_overhead_ms_per_run": iso_wall - plain_wall, "isolation_cpu_ms_per_run": iso_cpu - plain_cpu,
-            "isolation_bare_child_cpu_ms": (_cpu() - cpu0) * 1000 / bare,
-            "isolation_sealed": float(children.sealing_available())}
+            "isolation_bare_child_cpu_ms": bare_cpu, "isolation_bare_child_two_forks_cpu_ms": two_forks,
+            "isolation_one_fork": float(one_fork), "isolation_sealed": float(children.sealing_available())}
 
 
 def _nothing(fd: int) -> None:

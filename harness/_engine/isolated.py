@@ -51,6 +51,7 @@ ISOLATION_MODES = ("none", "process")
 KILL_GRACE = 0.5  # real seconds past the run's limit (without progress) before the parent kills the child
 HARD_FACTOR = 10  # a child still going after this many times its limit is killed, progress or not
 STREAM_CAP = 64 << 20  # bytes of trace a child may stream (a run that writes more ends CRASHED)
+EXIT_WAIT = 0.25  # real seconds the parent waits for a child that sent its result to exit, before killing it
 _PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to read
 
 _mode = "none"
@@ -292,10 +293,17 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
     _watchdog.park()  # no run is armed here: one thread forks once (children.fork_call), not twice
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
     timed_out = not _await(proc, real_seconds)
+    if not timed_out:
+        # The result is in, and the child exits right after sending it: wait for that (its
+        # teardown, about a millisecond), and only then go on. Until the child is gone, each page
+        # this process writes is copied (copy-on-write, several microseconds a page here), and
+        # building the result, the trace file and the verdict writes hundreds; once it is gone,
+        # the same write faults only mark the page as ours again.
+        proc.wait(timeout=EXIT_WAIT)
     out = _collect(proc.stdout, children.Ended(0, None, False), timed_out, proc.sealed)
     if out.result is not None and proc.running():
-        # The result is in: the caller goes on. Killed all the same (a thread of the agent may
-        # have sent it while the agent runs on), and reaped at the next run.
+        # Not gone: killed all the same (a thread of the agent may have sent the result while
+        # the agent runs on), and reaped at the next run.
         proc.kill()
         _finishing.append(proc)
         return out
