@@ -20,7 +20,8 @@ from typing import IO
 
 GZIP_MAGIC = b"\x1f\x8b"
 # A log read whole (replay, the recorded policy): at most this many bytes on disk, and once
-# gunzipped. A streaming reader (toolchaos analyze) has no size limit, only regular files.
+# gunzipped. A streaming reader (toolchaos analyze) has no size limit, only regular files; its
+# gzip streams are capped by ratio (toolchaos.logs._files.GUNZIP_RATIO).
 MAX_LOG_BYTES = 64 * 1024 * 1024
 _CHUNK = 1 << 20
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
+import os
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,18 +16,50 @@ from toolchaos.errors import LogFormatError
 _GZIP_MAGIC = GZIP_MAGIC
 
 
-class _Gunzip(gzip.GzipFile):
-    """A gzip stream that closes the file under it too."""
+# A streamed gzip file (toolchaos analyze reads logs of any size) may decompress to at most this
+# many bytes per byte on disk (with MAX_LOG_BYTES at least), and holds no line longer than
+# MAX_LOG_BYTES: JSON logs compress 10-100 times, a gzip bomb of zeros or newlines about 1,000
+# times, so a bomb ends with an error after a bounded read, never in a hang or a huge line.
+GUNZIP_RATIO = 500
 
-    def __init__(self, raw: IO[bytes]) -> None:
-        super().__init__(fileobj=raw, mode="rb")
-        self._raw = raw
+
+class _Gunzip(io.RawIOBase):
+    """A gzip file's bytes, decompressed as they are read, within ``GUNZIP_RATIO`` and the line cap."""
+
+    def __init__(self, raw: IO[bytes], path: str) -> None:
+        super().__init__()
+        self._raw, self._path = raw, path
+        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._limit = max(MAX_LOG_BYTES, GUNZIP_RATIO * os.fstat(raw.fileno()).st_size)
+        self._out = self._line = 0  # bytes decompressed so far, and since the last newline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._gz.read(len(buffer))  # decompresses at most that much
+        self._count(data)
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _count(self, data: bytes) -> None:
+        self._out += len(data)
+        newline = data.rfind(b"\n")
+        self._line = self._line + len(data) if newline < 0 else len(data) - newline - 1
+        if self._out > self._limit:
+            raise OSError(errno.EFBIG, f"the gzip file decompresses to more than {self._limit:,} bytes "
+                                       f"({GUNZIP_RATIO} times its size); a log that large must be given "
+                                       f"uncompressed", self._path)
+        if self._line > MAX_LOG_BYTES:
+            raise OSError(errno.EFBIG, f"the gzip file holds a line longer than {MAX_LOG_BYTES:,} bytes",
+                          self._path)
 
     def close(self) -> None:
         try:
-            super().close()
+            self._gz.close()
         finally:
             self._raw.close()
+            super().close()
 
 # (label, parsed JSON): the label ("document", "line 3") is where a record's errors point.
 Record = tuple[str, Any]
@@ -40,7 +74,7 @@ def open_bytes(path: str | Path) -> IO[bytes]:
     """A byte stream over a file, gunzipped when it is gzip: what a streaming scanner reads."""
     fh = open(open_regular(path), "rb")  # the caller closes it
     if fh.peek(2)[:2] == _GZIP_MAGIC:
-        return _Gunzip(fh)  # type: ignore[return-value]
+        return io.BufferedReader(_Gunzip(fh, str(path)), buffer_size=1 << 17)
     return fh
 
 

@@ -61,3 +61,42 @@ def test_format_option_and_errors_name_record_and_field(tmp_path: Path, capsys: 
     truncated = tmp_path / "cut.jsonl.gz"
     truncated.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6)
     assert main(["analyze", str(truncated)]) == 2
+
+
+def test_a_gzip_bomb_ends_with_an_error_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """100 MiB of zeros in 100 KB of gzip (one endless line), streamed: refused after 64 MiB, not read to the end."""
+    import gzip
+    import time
+
+    bomb = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as fh:
+        for _ in range(100):
+            fh.write(bytes(1 << 20))
+    t0 = time.monotonic()
+    assert main(["analyze", str(bomb)]) == 2
+    assert time.monotonic() - t0 < 30
+    err = capsys.readouterr().err
+    assert f"{bomb}: cannot read (the gzip file decompresses to more than 67,108,864 bytes" in err
+
+
+@pytest.mark.parametrize("ratio, why", [(500, "bytes (500 times its size); a log that large must be given uncompressed"),
+                                        (10**6, "holds a line longer than 1,048,576 bytes")])
+def test_a_gzip_file_is_read_up_to_its_ratio_and_line_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], ratio: int,
+                                                          why: str) -> None:
+    """A bomb of newlines stops at the ratio, one endless line at the line cap; a real log under both reads."""
+    import gzip
+
+    from toolchaos.logs import _files
+
+    monkeypatch.setattr(_files, "MAX_LOG_BYTES", 1 << 20)
+    monkeypatch.setattr(_files, "GUNZIP_RATIO", ratio)
+    lines = Path(INCIDENT).read_bytes()
+    real = tmp_path / "incident.jsonl.gz"
+    real.write_bytes(gzip.compress(lines))
+    assert main(["analyze", str(real)]) == 1  # the looping incident, read whole
+    capsys.readouterr()
+    bomb = tmp_path / "bomb.jsonl.gz"
+    bomb.write_bytes(gzip.compress(lines + (b"\n" if ratio == 500 else b" ") * (8 << 20)))
+    assert main(["analyze", str(bomb)]) == 2
+    assert why in capsys.readouterr().err
