@@ -339,6 +339,76 @@ def test_a_run_that_trickles_progress_forever_ends_at_the_fuse():
     healthy()
 
 
+def _hostile_meta(how, hooks=("__instancecheck__", "__subclasscheck__", "__eq__", "__hash__", "__repr__",
+                              "__getattribute__")):
+    """A metaclass whose hooks all do ``how`` (spin or raise): its classes' instances reach the engine.
+
+    ``isinstance(x, Mapping)`` hashes ``type(x)`` (the ABC cache), a traceback reads the exception
+    class's ``__qualname__``, a message its ``__name__``: each runs one of these.
+    """
+    return type("Hostile", (type,), {name: (lambda *a, **k: how()) for name in hooks})
+
+
+def _boom():
+    raise RuntimeError("from the metaclass")
+
+
+@pytest.mark.parametrize("how", [spin, _boom], ids=["spins", "raises"])
+@pytest.mark.parametrize("returns", ["answer", "report", "raised", "state"])
+def test_an_object_whose_metaclass_spins_or_raises_ends_the_run_and_nothing_escapes(how, returns):
+    """A returned object (as the answer, in the report, as the state) or a raised exception whose type's
+    metaclass spins or raises in __instancecheck__, __eq__, __repr__ or __getattribute__: the run ends, failed
+    or by the watchdog, within the limit; nothing raises out of run and the next run is healthy."""
+    meta = _hostile_meta(how)
+    odd = meta("Odd", (), {})
+    odd_report = meta("OddReport", (dict,), {})
+    odd_error = meta("OddError", (Exception,), {})
+
+    def agent(task, model, tools):
+        if returns == "raised":
+            raise odd_error("x")
+        if returns == "report":
+            return AgentResult("COMPLETED", report=odd_report(guard="g"))
+        if returns == "state":
+            return AgentResult(odd(), answer="a")
+        return odd()
+
+    r, took = go(agent, policy=policies.scripted([{"final": "ok"}]))
+    assert took < LIMIT + SLACK
+    assert r.terminal_state in ("CRASHED", "WATCHDOG", "FAILED"), r.summary()
+    assert isinstance(r.error or "", str) and isinstance(r.terminal_state, str)
+    if how is _boom and returns in ("report", "state"):
+        assert r.harness_stop == "result", r.error
+    healthy()
+
+
+@pytest.mark.parametrize("how", [spin, _boom], ids=["spins", "raises"])
+def test_an_exception_whose_class_attributes_spin_or_raise_is_reported_by_its_type_name(how):
+    """Only ``__getattribute__`` hostile: the traceback (``__qualname__``) and the fallback (``__name__``)
+    both read the class; the type's own name slot does not run the metaclass."""
+    odd_error = _hostile_meta(how, hooks=("__getattribute__",))("OddError", (Exception,), {})
+
+    def agent(task, model, tools):
+        raise odd_error("x")
+
+    r, took = go(agent, policy=policies.scripted([{"final": "ok"}]))
+    assert (r.terminal_state, r.harness_stop) == ("CRASHED", "crash") and took < LIMIT + SLACK
+    assert r.error.startswith("OddError (its "), r.error
+    healthy()
+
+
+def test_the_type_of_a_hostile_object_is_named_without_its_metaclass():
+    from toolchaos._engine.plain import type_name
+
+    assert type_name(_hostile_meta(_boom)("Odd", (), {})()) == "Odd" and type_name(3) == "int"
+
+
+def test_a_state_that_is_not_a_string_fails_the_run_clearly():
+    r, _ = go(lambda task, model, tools: AgentResult(object(), answer="a"), policy=policies.scripted([{"final": "ok"}]))
+    assert (r.terminal_state, r.harness_stop) == ("CRASHED", "result")
+    assert r.error == "the agent's terminal state is an object, not a string (COMPLETED, FAILED, NEEDS_HUMAN, ...)"
+
+
 def test_a_parked_watchdog_has_no_thread_and_the_next_run_starts_one():
     """park() (before an isolated run forks: one thread forks once) stops the thread only when no run is armed."""
     healthy()  # a run in process started the thread

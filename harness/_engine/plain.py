@@ -26,6 +26,18 @@ class _Budget:
         self.left = MAX_ITEMS
 
 
+_TYPE_NAME = type.__dict__["__name__"]  # the descriptor itself: reading it runs no metaclass code
+
+
+def type_name(value: Any) -> str:
+    """The name of ``value``'s type, read from the type's own slot.
+
+    ``type(value).__name__`` goes through the type's metaclass, whose ``__getattribute__`` an
+    agent can write (to spin or raise); this does not.
+    """
+    return str.__str__(_TYPE_NAME.__get__(type(value), type))
+
+
 def plain_text(value: Any) -> str:
     """A plain ``str`` of ``value``, bounded; a ``str`` subclass is copied without calling its methods."""
     text = str.__str__(value) if isinstance(value, str) else str(value)

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from toolchaos._agents import invoke, label, resolve_agent
 from toolchaos._engine import isolated as _isolated
 from toolchaos._engine.client import ModelClient
-from toolchaos._engine.plain import plain, plain_text
+from toolchaos._engine.plain import plain, plain_text, type_name
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.state import RunState
 from toolchaos._engine.subject import AgentUnderTest
@@ -255,19 +255,25 @@ _FRAMES = 40  # the innermost frames of a crash's traceback: a runaway recursion
 def _formatted(exc: BaseException) -> str:
     """The traceback of an exception, bounded; its message is the agent's code, so it may not return."""
     return _shielded(lambda: _format_exception(exc),
-                     lambda: f"{type(exc).__name__} (its message could not be read in time)\n")
+                     lambda: f"{type_name(exc)} (its message could not be read in time)\n")
 
 
 def _format_exception(exc: BaseException) -> str:
-    return plain_text("".join(traceback.format_exception(exc, limit=-_FRAMES)))
+    try:
+        return plain_text("".join(traceback.format_exception(exc, limit=-_FRAMES)))
+    except Exception:  # its class ran code of its own that raised (a metaclass's __getattribute__, a __str__)
+        return f"{type_name(exc)} (its traceback could not be read: reading it raised)\n"
 
 
 def _message(exc: BaseException) -> str:
-    return _shielded(lambda: _exception_text(exc), lambda: type(exc).__name__)
+    return _shielded(lambda: _exception_text(exc), lambda: type_name(exc))
 
 
 def _exception_text(exc: BaseException) -> str:
-    return plain_text(str(exc))
+    try:
+        return plain_text(str(exc))
+    except Exception:  # its __str__, or its class's metaclass, raised
+        return type_name(exc)
 
 
 def _after_return(ending: _Ending, r: RunState, attempts: list[str], threads_before: set[threading.Thread],
@@ -317,7 +323,20 @@ def _as_daemon(t: threading.Thread) -> None:
 
 
 def _read_result(out: Any, run: RunState) -> _Ending:
-    """What the agent returned, as plain copies (read under the watchdog: see ``_drive``)."""
+    """What the agent returned, as plain copies (read under the watchdog: see ``_drive``).
+
+    Reading runs the agent's own code (``__str__``, a mapping's methods, and through
+    ``isinstance`` checks against abstract classes, its type's metaclass: ``__instancecheck__``,
+    ``__subclasscheck__``, ``__eq__``, ``__getattribute__``); what raises there is a failed run.
+    """
+    try:
+        return _result_of(out, run)
+    except Exception as exc:
+        return _Ending(AgentResult("CRASHED"), "result", f"the agent's result could not be read: reading "
+                                                         f"{_a(out)} raised {_exception_text(exc)!r} ({type_name(exc)})")
+
+
+def _result_of(out: Any, run: RunState) -> _Ending:
     state: Any
     if isinstance(out, AgentResult):
         state, answer, report = out.state, out.answer, out.report
@@ -333,6 +352,9 @@ def _read_result(out: Any, run: RunState) -> _Ending:
         return _Ending(AgentResult("CRASHED"), "result",
                        f"the agent's stop report is {_a(report)}, not a mapping (the report of AgentResult and of a "
                        f"returned dict is a dict of fields: {', '.join(REPORT_FIELDS)})")
+    if state and not isinstance(state, str):  # its str() would be the object's address: a trace unlike any other
+        return _Ending(AgentResult("CRASHED"), "result", f"the agent's terminal state is {_a(state)}, not a string "
+                                                         f"(COMPLETED, FAILED, NEEDS_HUMAN, ...)")
     text = None if answer is None else plain_text(answer)
     if state:
         return _Ending(AgentResult(plain_text(state), text, plain(report) if report else None))
@@ -342,7 +364,7 @@ def _read_result(out: Any, run: RunState) -> _Ending:
 
 
 def _a(value: Any) -> str:
-    name = type(value).__name__
+    name = type_name(value)
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
