@@ -459,6 +459,22 @@ def test_the_watchdog_never_fires_inside_a_gc_callback():
     healthy()
 
 
+def test_the_watchdogs_gc_callbacks_are_there_only_while_a_run_is_armed():
+    """Between runs none of ours: a Python gc callback is where a signal's exception lands and is lost (an xdist
+    worker slow to shut down sends itself SIGINT: "Exception ignored in: _on_gc_stop ... KeyboardInterrupt")."""
+    inside = []
+
+    def agent(task, model, tools):
+        inside.append((_watchdog._on_gc_start in gc.callbacks, _watchdog._on_gc_stop in gc.callbacks))
+        return "done"
+
+    go(agent, policy=policies.scripted([{"final": "ok"}]))
+    assert inside == [(True, True)]
+    assert _watchdog._on_gc_start not in gc.callbacks and _watchdog._on_gc_stop not in gc.callbacks
+    healthy()
+    assert _watchdog._on_gc_stop not in gc.callbacks
+
+
 # --- NaN and infinity are no bound --------------------------------------------------------------
 
 

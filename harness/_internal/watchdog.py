@@ -29,7 +29,8 @@ callbacks (hypothesis registers one), and an exception raised there is "unraisab
 lost to the run. The watchdog skips a poll while a collection runs, and switches automatic
 collection off before it fires (the engine switches it back on when the run is disarmed), so
 no collection can start between the firing and the exception's arrival. Its own two callbacks
-bracket everyone else's (first at "start", last at "stop"), re-placed at every ``arm``.
+bracket everyone else's (first at "start", last at "stop"), re-placed at every ``arm``, and
+removed when no run is armed (a signal's exception can land in any Python gc callback).
 
 The watchdog thread runs untraced and unprofiled. On CPython 3.11 an asynchronous
 exception queued for a thread blocked in C keeps the interpreter's "eval breaker" set
@@ -125,6 +126,15 @@ def _bracket_gc() -> None:  # the callbacks themselves are holding (see safe_poi
         if _on_gc_stop in callbacks:
             callbacks.remove(_on_gc_stop)
         callbacks.append(_on_gc_stop)
+
+
+def _unbracket_gc() -> None:
+    """No run is armed: our callbacks leave (see ``_resume``)."""
+    global _in_gc
+    for callback in (_on_gc_start, _on_gc_stop):
+        while callback in gc.callbacks:
+            gc.callbacks.remove(callback)
+    _in_gc = False  # a collection in another thread may be half-way: the next arm starts clean
 
 
 def _install_signal() -> None:
@@ -307,14 +317,14 @@ def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
     global _token
     if not _signal_state:
         _install_signal()
-    _bracket_gc()  # callbacks registered since the last run (hypothesis adds one) run inside the bracket
     now = _clock.real_monotonic()
-    with _fire_lock:
+    with _fire_lock:  # with the append: a disarm in another thread removes the bracket only with no watch left
         _token += 1
         seen = progress() if progress is not None else 0
         fuse = now + (seconds * FUSE_FACTOR if progress is not None else seconds)
         _watches.append(_Watch(threading.get_ident(), _token, seconds, progress, seen, now, fuse))
         token = _token
+        _bracket_gc()  # callbacks registered since the last run (hypothesis adds one) run inside the bracket
     if _thread is None:  # after the append: a thread that parks meanwhile sees the watch, or is restarted here
         _start()
     return token
@@ -384,6 +394,12 @@ def _resume(thread: int) -> None:
     if _gc_off and not any(w.fired for w in _watches):
         _gc_off = False
         gc.enable()
+    if not _watches:
+        # Only an armed run needs to know when a collection runs. A Python gc callback is a place
+        # where a signal's exception can land (pytest-xdist's worker sends itself SIGINT when it
+        # is slow to shut down; the KeyboardInterrupt, raised inside the callback, is lost and
+        # printed as an unraisable-exception warning): outside runs there is none of ours.
+        _unbracket_gc()
 
 
 # The C function: signal.getsignal wraps it to build an enum member, a cost on every run.
