@@ -266,7 +266,8 @@ def install() -> None:
             return
         _time_machine = _import_time_machine()  # before freezegun's fakes replace what it captures
         freezer = freezegun.freeze_time(EPOCH, real_asyncio=True, ignore=list(REAL_TIME_MODULES))
-        freezer.start()
+        with _scan_module_dicts():
+            freezer.start()
         _bottom_of_stack()
         _real_answers_between_runs()
         if _time_machine is not None:
@@ -358,6 +359,36 @@ class _DatetimeForTimeMachine(types.ModuleType):
         if name == "datetime" and len(_fz.freeze_factories) <= 1:
             return _fz.real_datetime
         return getattr(_dt, name)
+
+
+@contextmanager
+def _scan_module_dicts() -> Iterator[None]:
+    """freezegun's ``start()`` reads the attributes of every loaded module with ``getattr``, for
+    each name ``dir()`` lists: that runs the ``__getattr__`` of modules that load their exports
+    lazily (toolchaos's own, anyio's, dateutil's), which imported some 200 modules nobody asked
+    for (the scenario loader, pydantic, YAML: ~0.2 s in every pytest process under ``--chaos``).
+
+    Only a name already bound in a module's dict can hold a real time function or class that
+    freezegun must replace (a lazy export is bound when it is first loaded, after the start,
+    when ``datetime.datetime`` and ``time.time`` are freezegun's already), so the scan reads
+    the dict: the same names and values for every other module.
+    """
+    original = getattr(_fz, "_get_module_attributes", None)
+    if original is None:  # a freezegun without that helper: its own scan
+        yield
+        return
+    _fz._get_module_attributes = _module_dict_items
+    try:
+        yield
+    finally:
+        _fz._get_module_attributes = original
+
+
+def _module_dict_items(module: Any) -> list[tuple[str, Any]]:
+    try:
+        return list(vars(module).items())
+    except TypeError:  # an object without a __dict__ standing in sys.modules
+        return []
 
 
 def _bottom_of_stack() -> None:
