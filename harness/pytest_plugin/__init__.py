@@ -38,6 +38,7 @@ from toolchaos.pytest_plugin._settings import (
     ISOLATION_OPTION,
     REAL_SECONDS_INI,
     REAL_SECONDS_OPTION,
+    check_isolation,
     isolation_mode,
     read_settings,
     real_seconds,
@@ -128,13 +129,27 @@ def pytest_configure(config: pytest.Config) -> None:
         # fixture, scenario items, toolchaos.wire.run, toolchaos.run called from a test). The
         # cleanup puts the previous limit back, so an in-process inner session does not leak.
         config.add_cleanup(set_session_real_seconds(*limit))
-    if settings.enabled:
+    if settings.enabled and _xdist_controller(config):
+        check_isolation(config)  # a bad value is one usage error here, not one per worker
+    elif settings.enabled:
         from toolchaos._engine import set_isolation
         from toolchaos._internal import clock  # freezegun: only in a session that runs chaos tests
 
         # Process-wide like the limit above, for the same reason; put back at the end.
         config.add_cleanup(set_isolation(isolation_mode(config)))
         clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    """The pytest-xdist controller of a distributed session: it runs no test, its workers do.
+
+    So it loads neither the engine nor virtual time, which it would load on the path of every
+    worker's start (the workers start after its configuration). The test is pytest-xdist's
+    own for creating its distributed session (``dist`` not ``no``, execution environments given).
+    """
+    option = config.option
+    return (not hasattr(config, "workerinput") and getattr(option, "dist", "no") != "no"
+            and bool(getattr(option, "tx", None)) and not getattr(option, "collectonly", False))
 
 
 def chaos_marker(item: pytest.Item) -> pytest.Mark | None:

@@ -126,11 +126,19 @@ def isolation_mode(config: pytest.Config) -> str:
     copy would keep to itself. Elsewhere, and without ``--chaos-certify``: ``none``.
     docs/isolation.md has the figures.
     """
+    raw = check_isolation(config)
+    if raw:
+        return raw
     from toolchaos._engine import default_for_certification  # the engine: only in a session that runs chaos tests
 
-    raw = option(config, "isolation") or str(config.getini(ISOLATION_INI) or "").strip()
-    if raw:
-        if raw not in ISOLATION_CHOICES:
-            raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_CHOICES)}, got {raw!r}")
-        return str(raw)
     return default_for_certification() if option(config, "certify") else "none"
+
+
+def check_isolation(config: pytest.Config) -> str | None:
+    """The isolation mode the command line or the ini file names (a usage error for a bad one), else None."""
+    raw = option(config, "isolation") or str(config.getini(ISOLATION_INI) or "").strip()
+    if not raw:
+        return None
+    if raw not in ISOLATION_CHOICES:
+        raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_CHOICES)}, got {raw!r}")
+    return str(raw)
