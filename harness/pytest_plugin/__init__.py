@@ -230,16 +230,26 @@ def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
     if settings.cli_agent:  # the command line wins over the marker (the one precedence rule: _settings)
         kwargs["agent"] = settings.cli_agent
     try:
-        kwargs["agent"] = _any_kind(kwargs["agent"])
+        kwargs["agent"] = _any_kind(kwargs["agent"], request.config)
         return PytestChaos(**kwargs)
     except (TypeError, ValueError) as exc:
         raise pytest.UsageError(f"{request.node.nodeid}: bad @pytest.mark.chaos arguments: {exc}") from None
 
 
-def _any_kind(agent: Any) -> Any:
-    """An agent of another kind (SDK, a framework's) as an ``AgentUnderTest``; an in-process one as given."""
+def _any_kind(agent: Any, config: pytest.Config) -> Any:
+    """An agent of another kind (SDK, a framework's) as an ``AgentUnderTest``; an in-process one as given.
+
+    A reference is resolved once a session, as for scenario items: resolving imports it and reads
+    its signature to recognise the kind (~0.2 ms), which every test that takes the fixture paid.
+    """
     from toolchaos._agents import IN_PROCESS
     from toolchaos.adapters import agent_under_test
 
-    resolved = agent_under_test(agent)
+    if isinstance(agent, str):
+        known = config.stash.setdefault(_yaml_items.agents_key, {})
+        resolved = known.get(agent)
+        if resolved is None:
+            resolved = known[agent] = agent_under_test(agent)
+    else:
+        resolved = agent_under_test(agent)
     return agent if resolved.kind == IN_PROCESS else resolved

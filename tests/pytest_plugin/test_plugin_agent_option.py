@@ -80,3 +80,34 @@ def test_an_sdk_agent_runs_through_the_wire(pytester: pytest.Pytester) -> None:
     res = pytester.runpytest("--chaos", "--chaos-agent=sdk_mod:sdk_agent", "-s")
     res.stdout.fnmatch_lines(["*KIND sdk COMPLETED 2 Here is the result of fetch_invoice.*"])
     res.assert_outcomes(passed=2)  # the chaos test and the scenario, both through the wire
+
+
+def test_the_fixture_resolves_a_reference_once_a_session(pytester: pytest.Pytester,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolving imports the reference and reads its signature (~0.2 ms): once, not once per test."""
+    import toolchaos.adapters
+
+    calls: list[object] = []
+    real = toolchaos.adapters.agent_under_test
+
+    def counting(agent: object, kind: str | None = None) -> object:
+        calls.append(agent)
+        return real(agent, kind)
+
+    monkeypatch.setattr(toolchaos.adapters, "agent_under_test", counting)
+    pytester.makepyfile(my_agent_mod=AGENT, test_a=TEST.replace("def test_agent(chaos):", """
+import pytest
+
+@pytest.mark.parametrize("i", range(3))
+def test_agent(chaos, i):"""), test_b="""
+import pytest
+
+@pytest.mark.chaos(agent="builtin:naive")
+def test_naive(chaos):
+    assert chaos.agent == "builtin:naive"
+""")
+    pytester.syspathinsert()
+    res = pytester.runpytest("--chaos", "-s", "-p", "no:randomly")
+    res.assert_outcomes(passed=4)
+    assert res.stdout.str().count("AGENT builtin:guarded Done.") == 3
+    assert sorted(map(str, calls)) == ["builtin:guarded", "builtin:naive"]
