@@ -9,10 +9,11 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CONFTEST = """
-import json, os, sys
+import json, sys
 
 def pytest_sessionfinish(session):
-    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    # not PYTEST_XDIST_WORKER: under an outer -n the controller inherits the outer worker's
+    role = session.config.workerinput["workerid"] if hasattr(session.config, "workerinput") else "controller"
     loaded = {m: m in sys.modules for m in ("toolchaos._engine", "freezegun", "toolchaos.scenario")}
     with open(f"{role}.json", "w") as fh:
         json.dump(loaded, fh)
