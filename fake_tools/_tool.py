@@ -28,6 +28,7 @@ from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import FIRED, FaultSchedule, schedule
+from toolchaos.fake_tools._seeded import seeded
 from toolchaos.fake_tools._world import DEFAULT_TTL, HONOURED, IDEMPOTENCY_MODES, Reads, World, Writes
 from toolchaos.fake_tools._world import reads as _reads
 from toolchaos.fake_tools._world import writes as _writes
@@ -263,7 +264,7 @@ class FakeTool:
             if self.payload is None:
                 cache[ident] = {"ok": True}
             else:
-                cache[ident] = self.payload(args, random.Random(f"{seed}:{self.name}:{ident}"))
+                cache[ident] = self.payload(args, seeded(f"{seed}:{self.name}:{ident}"))
         return cache[ident]
 
     def deliver(self, outcome: Outcome) -> Any:

@@ -56,6 +56,7 @@ from typing import Any
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
 from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError, canonical, digest
+from toolchaos.fake_tools._seeded import seeded
 from toolchaos.fake_tools.retry import wait
 
 _RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}
@@ -136,7 +137,7 @@ class _Guard:
     @property
     def rng(self) -> random.Random:
         if self._rng is None:  # most runs never back off: seeding from text costs more than the run's turn
-            self._rng = random.Random(self.rng_seed)
+            self._rng = seeded(self.rng_seed)
         return self._rng
 
     # -- fingerprints -------------------------------------------------------------------
