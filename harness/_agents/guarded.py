@@ -122,6 +122,7 @@ class _Guard:
     prompt_meter: TokenMeter = field(default_factory=TokenMeter)
     refusals: int = 0
     completed: list[str] = field(default_factory=list)
+    keys: dict[tuple[str, str], str] = field(default_factory=dict)  # loop keys by the arguments' repr
     rng_seed: str = ""  # the jitter's seed: the generator is built when a backoff first needs it
     _rng: random.Random | None = field(default=None, init=False, repr=False)
     # The run's limits, read once: checked before every turn and every execution, fixed for a run.
@@ -145,6 +146,14 @@ class _Guard:
     def loop_key(self, name: str, args: Mapping[str, Any]) -> str:
         if not self.cfg.normalise_args:
             return name + json.dumps(args, default=str)  # exact text: key order and ids matter
+        # A looping model sends the same arguments again and again: their key is worked out once a run.
+        shown = (name, repr(args))
+        key = self.keys.get(shown)
+        if key is None:
+            key = self.keys[shown] = self._loop_key(name, args)
+        return key
+
+    def _loop_key(self, name: str, args: Mapping[str, Any]) -> str:
         spec = self.tools.spec(name)
         vol = set(spec.volatile)
         norm = {k: _loose(v) for k, v in {**spec._defaults, **args}.items() if k not in vol}
