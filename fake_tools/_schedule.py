@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, as_fault
+from toolchaos.fake_tools._seeded import seeded
 
 RULE_KEYS = ("outcome", "call", "calls", "match", "probability", "always")
 FIRED = "fired_rules"  # the tool state's record: rule index -> how many calls it answered
@@ -73,7 +74,7 @@ class FaultSchedule:
                 rngs = call.state.setdefault("rngs", {})
                 rng = rngs.get(i)
                 if rng is None:
-                    rng = rngs[i] = random.Random(f"{seed}:{call.tool}:{i}")
+                    rng = rngs[i] = seeded(f"{seed}:{call.tool}:{i}")
             if rule.matches(call, rng):
                 hits = call.state.setdefault(FIRED, {})  # so a rule that never fires can be named, and coverage counted
                 hits[i] = hits.get(i, 0) + 1

@@ -28,6 +28,7 @@ from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import FIRED, FaultSchedule, schedule
+from toolchaos.fake_tools._seeded import seeded
 from toolchaos.fake_tools._world import DEFAULT_TTL, HONOURED, IDEMPOTENCY_MODES, Reads, World, Writes
 from toolchaos.fake_tools._world import reads as _reads
 from toolchaos.fake_tools._world import writes as _writes
@@ -118,6 +119,11 @@ class FakeTool:
     honours_keys: bool = field(default=False, init=False, repr=False, compare=False)
     _cacheable: bool = field(default=True, init=False, repr=False, compare=False)
     _worldly: bool = field(default=False, init=False, repr=False, compare=False)
+    # (canonical JSON, fingerprint, validation failure) by repr of the arguments, kept across runs:
+    # they depend on the schema, the defaults and the volatile fields only, so the copies
+    # ``with_faults`` makes (the fuzzer makes one per schedule) share this table.
+    _facts: dict[str, tuple[str, str, Outcome | None]] = field(default_factory=dict, init=False, repr=False,
+                                                                compare=False)
 
     def __post_init__(self) -> None:
         _check_stale(self.name, self.reads, self.schedule)
@@ -263,7 +269,7 @@ class FakeTool:
             if self.payload is None:
                 cache[ident] = {"ok": True}
             else:
-                cache[ident] = self.payload(args, random.Random(f"{seed}:{self.name}:{ident}"))
+                cache[ident] = self.payload(args, seeded(f"{seed}:{self.name}:{ident}"))
         return cache[ident]
 
     def deliver(self, outcome: Outcome) -> Any:
@@ -383,6 +389,9 @@ class ManualClock:
             self.t += seconds
 
 
+_FACTS_KEPT = 4096  # argument sets whose facts a run (and a tool, across runs) remembers
+
+
 class ToolSet:
     """Fake tools bound to a clock, a seed and an effect ledger. Usable without the harness.
 
@@ -453,13 +462,19 @@ class ToolSet:
         They depend only on the arguments, and agents that loop send the same arguments again
         and again (and the model's request is fingerprinted before its execution): remember them.
         """
-        ck = (tool.name, repr(args))
+        shown = repr(args)
+        ck = (tool.name, shown)
         known = self._known.get(ck)
         if known is None:
-            norm = tool.normalise(args)
-            text = canonical(norm)
-            known = (norm, text, digest(tool.name + "\x00" + text), tool.validate(args))
-            if len(self._known) < 4096:
+            norm = tool.normalise(args)  # a fresh dict each run: the run's trace holds it
+            facts = tool._facts.get(shown)
+            if facts is None:
+                text = canonical(norm)
+                facts = (text, digest(tool.name + "\x00" + text), tool.validate(args))
+                if len(tool._facts) < _FACTS_KEPT:
+                    tool._facts[shown] = facts
+            known = (norm, *facts)
+            if len(self._known) < _FACTS_KEPT:
                 self._known[ck] = known
         return known
 

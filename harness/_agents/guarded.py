@@ -56,6 +56,7 @@ from typing import Any
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
 from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError, canonical, digest
+from toolchaos.fake_tools._seeded import seeded
 from toolchaos.fake_tools.retry import wait
 
 _RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}
@@ -121,13 +122,38 @@ class _Guard:
     prompt_meter: TokenMeter = field(default_factory=TokenMeter)
     refusals: int = 0
     completed: list[str] = field(default_factory=list)
-    rng: random.Random = field(default_factory=random.Random)
+    keys: dict[tuple[str, str], str] = field(default_factory=dict)  # loop keys by the arguments' repr
+    rng_seed: str = ""  # the jitter's seed: the generator is built when a backoff first needs it
+    _rng: random.Random | None = field(default=None, init=False, repr=False)
+    # The run's limits, read once: checked before every turn and every execution, fixed for a run.
+    max_steps: Any = field(default=None, init=False, repr=False)
+    max_executions: Any = field(default=None, init=False, repr=False)
+    max_seconds: Any = field(default=None, init=False, repr=False)
+    max_tokens: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.max_steps, self.max_executions = self.limit("max_steps"), self.limit("max_executions")
+        self.max_seconds, self.max_tokens = self.limit("max_seconds"), self.limit("max_tokens")
+
+    @property
+    def rng(self) -> random.Random:
+        if self._rng is None:  # most runs never back off: seeding from text costs more than the run's turn
+            self._rng = seeded(self.rng_seed)
+        return self._rng
 
     # -- fingerprints -------------------------------------------------------------------
 
     def loop_key(self, name: str, args: Mapping[str, Any]) -> str:
         if not self.cfg.normalise_args:
             return name + json.dumps(args, default=str)  # exact text: key order and ids matter
+        # A looping model sends the same arguments again and again: their key is worked out once a run.
+        shown = (name, repr(args))
+        key = self.keys.get(shown)
+        if key is None:
+            key = self.keys[shown] = self._loop_key(name, args)
+        return key
+
+    def _loop_key(self, name: str, args: Mapping[str, Any]) -> str:
         spec = self.tools.spec(name)
         vol = set(spec.volatile)
         norm = {k: _loose(v) for k, v in {**spec._defaults, **args}.items() if k not in vol}
@@ -148,24 +174,23 @@ class _Guard:
     def check_budgets(self, step: int | None = None) -> None:
         if not self.cfg.budgets:
             return
-        if step is not None and step >= self.limit("max_steps"):
-            raise _Stop("STOPPED_LOOP_GUARD", "budget.steps", f"step budget of {self.limit('max_steps')} spent")
-        if self.executions >= self.limit("max_executions"):
-            raise _Stop("STOPPED_LOOP_GUARD", "budget.executions",
-                        f"execution budget of {self.limit('max_executions')} spent")
-        if self.tools.now() >= self.limit("max_seconds"):
-            raise _Stop("STOPPED_LOOP_GUARD", "budget.seconds", f"deadline of {self.limit('max_seconds'):g}s passed")
-        if self.tokens >= self.limit("max_tokens"):
-            raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens", f"token budget of {self.limit('max_tokens')} spent")
+        if step is not None and step >= self.max_steps:
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.steps", f"step budget of {self.max_steps} spent")
+        if self.executions >= self.max_executions:
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.executions", f"execution budget of {self.max_executions} spent")
+        if self.tools.now() >= self.max_seconds:
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.seconds", f"deadline of {self.max_seconds:g}s passed")
+        if self.tokens >= self.max_tokens:
+            raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens", f"token budget of {self.max_tokens} spent")
 
     def check_prompt(self, messages: Sequence[Any]) -> None:
         """Count the prompt before sending it: a turn that would overrun the token budget is not made."""
         if not self.cfg.budgets:
             return
         projected = self.tokens + self.prompt_meter.estimate(messages) + _OUTPUT_RESERVE
-        if projected > self.limit("max_tokens"):
+        if projected > self.max_tokens:
             raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens",
-                        f"the next turn would need ~{projected} tokens; the budget is {self.limit('max_tokens')}")
+                        f"the next turn would need ~{projected} tokens; the budget is {self.max_tokens}")
 
     # -- admission: refuse before execution -------------------------------------------
 
@@ -417,7 +442,7 @@ class GuardedAgent:
     def __call__(self, task: str, model: Any, tools: Any) -> AgentResult:
         ops = tools.store.setdefault("guarded.ops", {})
         results = tools.store.setdefault("guarded.results", {})
-        guard = _Guard(self.config, tools, ops, results, rng=random.Random(f"{tools.seed}:guarded"))
+        guard = _Guard(self.config, tools, ops, results, rng_seed=f"{tools.seed}:guarded")
         messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
         refused_last: tuple[str, str] | None = None
         step = 0

@@ -9,7 +9,6 @@ of calls to the model's requests. Events are appended as they happen and put bac
 from __future__ import annotations
 
 import itertools
-import random
 import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any, cast
@@ -20,6 +19,7 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Handled, TokenMeter, Usage
 from toolchaos.errors import HarnessStop
 from toolchaos.fake_tools import ToolSet
+from toolchaos.fake_tools._seeded import seeded
 from toolchaos.policies._builtin import Policy
 
 
@@ -51,7 +51,7 @@ class RunState:
         self.usage: list[Usage] = []
         self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new
         self.memory: dict[str, Any] = {}
-        self.rng = random.Random(f"{seed}:policy")
+        self.rng = seeded(f"{seed}:policy")
         self.closed = False
         self.last_final: str | None = None
 

@@ -41,10 +41,15 @@ class Toolbox:
         self.store = run.store
         self.seed = run.seed
         self.names = list(run.tools)
+        self._specs: list[dict[str, Any]] | None = None
 
     @property
     def specs(self) -> list[dict[str, Any]]:
-        return [t.spec() for t in self._run.tools.values()]
+        """The tools' declarations, built on the first read of the run: agents pass them on every
+        turn and the in-process model never reads them (a fresh list; the declarations are shared)."""
+        if self._specs is None:
+            self._specs = [t.spec() for t in self._run.tools.values()]
+        return list(self._specs)
 
     def spec(self, name: str) -> FakeTool:
         return self._run.tools[name]
