@@ -23,6 +23,9 @@ difference within the round, so slow phases of a busy machine cancel out):
 - ``wire_respx_overhead_us``: respx - sdk, interception and routing alone;
 - the same three for Anthropic with an ``anthropic_`` prefix, and ``wire_sdk_request_us``.
 
+The conversation figures (``wire_conversation_*``, ``wire_request_cost_slope``, ``wire_replay*``:
+the per-request cost as the history grows) are defined in ``_conversations``.
+
 Timing is CPU time of the benchmarking thread (``time.thread_time``): on a shared machine
 wall-clock blocks are dominated by other processes, while CPU time is what a request
 costs. ``..._wall_us`` repeats the main figure in wall-clock time, read from freezegun's
@@ -181,8 +184,11 @@ def _conversations(quick: bool) -> dict[str, float]:
     - ``wire_replay_extra_us_<turns>`` and ``wire_replay_cost_slope``: the same as above with
       no SDK in the loop: the request bodies the SDK sent in a 200-turn conversation
       (recorded once) replayed through a bare ``httpx2.Client``, the first t of them for a
-      conversation of t turns. This is the harness's own cost per request against the
-      history; the slope is the one to hold near 0.
+      conversation of t turns: the harness's own cost per request against the history, with
+      warm caches. ``wire_replay_cold_extra_us_<turns>`` and ``wire_replay_cold_cost_slope``:
+      the same replay with a 32 MB read before each request in both arms (outside the timing),
+      so every request meets the cold caches an SDK's work leaves behind, at every length: the
+      work that touches the history shows here, and this slope is the one to hold near 0.
     """
     import anthropic
     import httpx2
@@ -292,9 +298,12 @@ def _conversations(quick: bool) -> dict[str, float]:
                     order = ["bare", "wire"] if (r + turns) % 2 else ["wire", "bare"]
                     for arm in order:
                         timed((prefix, arm, turns), functools.partial(loop, clients[arm], turns))
-                    for arm in order:
-                        timed((prefix, "replay_" + arm, turns),
-                              functools.partial(replay, raw[arm][prefix], urls[prefix], recorded[prefix][:turns]))
+                    for kind in ("replay_", "replay_cold_"):
+                        for arm in order:
+                            raw[arm][prefix]._transport.flush = kind == "replay_cold_"
+                            timed((prefix, kind + arm, turns),
+                                  functools.partial(replay, raw[arm][prefix], urls[prefix], recorded[prefix][:turns]))
+                            raw[arm][prefix]._transport.flush = False
                 for arm in ["bare", "wire"] if r % 2 else ["wire", "bare"]:
                     clients[arm]._client._transport.flush = True
                     timed((prefix, "flushed_" + arm, 10), functools.partial(loop, clients[arm], 10))
@@ -304,7 +313,7 @@ def _conversations(quick: bool) -> dict[str, float]:
     def policy(view: Any) -> Decision:
         return Decision.call("fetch_invoice", {"invoice_id": "inv_1"})
 
-    per_round = 2 * (2 * sum(CONVERSATION_TURNS) + 10) + 40
+    per_round = 2 * (3 * sum(CONVERSATION_TURNS) + 10) + 40
     result = wire.run(agent, task="bench", tools=[catalogue.get("fetch_invoice")], policy=policy,
                       ceiling=Ceiling(max_model_turns=per_round * (rounds + 2), max_tool_calls=10,
                                       real_seconds=1800))
@@ -333,13 +342,13 @@ def _conversation_figures(samples: dict[tuple[str, str, int], list[float]],
         for name, source in (("", samples), ("_wall", walls)):
             figures[f"{prefix}wire_conversation_ratio_{longest}{name}"] = round(statistics.median(
                 w / b for w, b in zip(source[(prefix, "wire", longest)], source[(prefix, "bare", longest)])), 3)
-        for kind, arm in (("conversation", ""), ("replay", "replay_")):
+        for kind, arm, slope in (("conversation", "", "request"), ("replay", "replay_", "replay"),
+                                 ("replay_cold", "replay_cold_", "replay_cold")):
             extras = [_paired(transport[(prefix, arm + "wire", t)], transport[(prefix, arm + "bare", t)], t)
                       for t in CONVERSATION_TURNS]
             for t, extra in zip(CONVERSATION_TURNS, extras):
                 figures[f"{prefix}wire_{kind}_extra_us_{t}"] = round(extra, 1)
-            slope_name = "request" if kind == "conversation" else "replay"
-            figures[f"{prefix}wire_{slope_name}_cost_slope"] = _slope(CONVERSATION_TURNS, extras, opening)
+            figures[f"{prefix}wire_{slope}_cost_slope"] = _slope(CONVERSATION_TURNS, extras, opening)
         figures[f"{prefix}wire_conversation_extra_us_10_flushed"] = round(
             _paired(transport[(prefix, "flushed_wire", 10)], transport[(prefix, "flushed_bare", 10)], 10), 1)
     return figures
