@@ -23,6 +23,9 @@ difference within the round, so slow phases of a busy machine cancel out):
 - ``wire_respx_overhead_us``: respx - sdk, interception and routing alone;
 - the same three for Anthropic with an ``anthropic_`` prefix, and ``wire_sdk_request_us``.
 
+The conversation figures (``wire_conversation_*``, ``wire_request_cost_slope``, ``wire_replay*``:
+the per-request cost as the history grows) are defined in ``_conversations``.
+
 Timing is CPU time of the benchmarking thread (``time.thread_time``): on a shared machine
 wall-clock blocks are dominated by other processes, while CPU time is what a request
 costs. ``..._wall_us`` repeats the main figure in wall-clock time, read from freezegun's
@@ -32,6 +35,7 @@ saved real clock (the harness installs virtual time process-wide: inside a run
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import statistics
@@ -150,19 +154,41 @@ def _conversations(quick: bool) -> dict[str, float]:
     same in both; the harness arm's calls are not executed, the trace records them skipped).
     Both arms' clients send through a timing transport: the bare arm's wraps an
     ``httpx2.MockTransport`` returning canned bytes, the harness arm's the default transport
-    that the harness intercepts. The arms alternate within a round, every length runs in
-    every round, and a figure is the median over rounds, so a slow phase of the machine hits
-    both arms (CPU time of this thread throughout).
+    that the harness intercepts. The arms alternate within a round (which one goes first
+    alternates too), every length and every variant runs in every round, and a figure is the
+    median over rounds of the difference (or ratio) within the round, so a slow phase of a
+    loaded machine hits both arms alike. Times are CPU time of this thread unless ``_wall``.
 
-    Figures: ``wire_conversation_ratio_200``: harness / bare, the whole 200-turn conversation
-    (the SDK's own work included, as a user feels it); ``wire_conversation_extra_us_<turns>``:
-    what the harness adds per request, read at the transport (harness transport - bare
-    transport: the SDK's work, the same in both arms, is not in the difference, so the
-    figure is not buried in its noise; the young generation is collected before each timed
-    transport call in both arms, so the SDK's garbage is not billed to whoever allocates
-    next); ``wire_request_cost_slope``: how that extra grows, in microseconds per request
-    per 100 messages of history (least squares over the three lengths against their mean
-    history; 0 = flat). ``anthropic_`` prefix: Anthropic Messages.
+    Figures (``anthropic_`` prefix: the same for Anthropic Messages):
+
+    - ``wire_conversation_ratio_200``: harness / bare, CPU time of the whole 200-turn
+      conversation (the SDK's own work included, as a user feels it); ``..._wall``: the same
+      in wall-clock time.
+    - ``wire_conversation_extra_us_<turns>``: what the harness adds per request, read at the
+      transport (harness transport - bare transport, per request: the SDK's work, the same in
+      both arms, is not in the difference, so the figure is not buried in its noise; the young
+      generation is collected before each timed transport call in both arms, so the SDK's
+      garbage is not billed to whoever allocates next).
+    - ``wire_request_cost_slope``: how that extra grows with the history, in microseconds per
+      request per 100 messages of history: the least-squares slope of the three
+      ``extra_us`` figures against the mean history length of their conversations (a
+      conversation of t turns sends requests of 2, 4, ..., 2t messages: mean t + 1; the
+      Anthropic loop, without a system message in the list, 1 less), times 100. 0 = flat.
+      It includes what the SDK does to the processor's caches: the openai client transforms
+      the whole history in Python before each request (~45 ms at 400 messages), so the
+      harness's code and data are colder at 200 turns than at 10.
+    - ``wire_conversation_extra_us_10_flushed``: the 10-turn extra with a 32 MB read before
+      each request, in both arms (outside the timing): the harness's cost per request when the
+      caches are cold, at a short history. When it matches ``..._extra_us_200`` the growth is
+      the cache, not work that grows with the history.
+    - ``wire_replay_extra_us_<turns>`` and ``wire_replay_cost_slope``: the same as above with
+      no SDK in the loop: the request bodies the SDK sent in a 200-turn conversation
+      (recorded once) replayed through a bare ``httpx2.Client``, the first t of them for a
+      conversation of t turns: the harness's own cost per request against the history, with
+      warm caches. ``wire_replay_cold_extra_us_<turns>`` and ``wire_replay_cold_cost_slope``:
+      the same replay with a 32 MB read before each request in both arms (outside the timing),
+      so every request meets the cold caches an SDK's work leaves behind, at every length: the
+      work that touches the history shows here, and this slope is the one to hold near 0.
     """
     import anthropic
     import httpx2
@@ -177,15 +203,23 @@ def _conversations(quick: bool) -> dict[str, float]:
     turn = ModelTurn(1, None, (call,), Usage(30, 12))
     canned = {"": json.dumps(fmt.chat_completion(turn, rid="chatcmpl-1", model="m", created=1)).encode(),
               "anthropic_": json.dumps(fmt.anthropic_message(turn, mid="msg_1", model="c")).encode()}
+    urls = {"": "https://api.openai.com/v1/chat/completions", "anthropic_": "https://api.anthropic.com/v1/messages"}
     headers = {"content-type": "application/json"}
+    flush_buffer = bytearray(32 << 20)
 
     spent = [0.0]  # CPU seconds inside the transports, since the last reset
 
     class Timed(httpx2.BaseTransport):
         def __init__(self, inner: httpx2.BaseTransport) -> None:
             self.inner = inner
+            self.flush = False  # read 32 MB before each request (outside the timing): cold caches
+            self.log: list[bytes] | None = None  # request bodies, when recording
 
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            if self.log is not None:
+                self.log.append(request.read())
+            if self.flush:
+                flush_buffer.count(b"x")
             # The SDK leaves thousands of young objects per request (the openai client copies the
             # whole history); whoever allocates next pays their collection. Collected here, outside
             # the timing, in both arms: the figure is the transport's own work, not the SDK's garbage.
@@ -226,55 +260,97 @@ def _conversations(quick: bool) -> dict[str, float]:
                 {"type": "tool_result", "tool_use_id": use.id, "content": _TOOL_RESULT}]})
 
     samples: dict[tuple[str, str, int], list[float]] = {}
+    walls: dict[tuple[str, str, int], list[float]] = {}
     transport: dict[tuple[str, str, int], list[float]] = {}
+
+    def timed(key: tuple[str, str, int], run: Any) -> None:
+        # Each conversation starts from a collected heap, as a test's does. Otherwise what earlier
+        # conversations left pending makes a full collection (~0.2 s over the SDKs' 300k objects)
+        # fall in whichever arm crosses the threshold, which is not the arm that caused it.
+        gc.collect()
+        start, cpu, spent[0] = _now(), _cpu(), 0.0
+        run()
+        samples.setdefault(key, []).append(_cpu() - cpu)
+        walls.setdefault(key, []).append(_now() - start)
+        transport.setdefault(key, []).append(spent[0])
+
+    def replay(client: Any, url: str, bodies: list[bytes]) -> None:
+        for body in bodies:
+            client.post(url, content=body, headers=headers).read()
 
     def agent(task: str, env: Any) -> str:
         arms = {"": (openai_loop, {"bare": openai.OpenAI(http_client=bare(canned[""])),
                                    "wire": openai.OpenAI(http_client=served())}),
                 "anthropic_": (anthropic_loop, {"bare": anthropic.Anthropic(http_client=bare(canned["anthropic_"])),
                                                 "wire": anthropic.Anthropic(http_client=served())})}
-        for loop, clients in arms.values():  # warm up: first use builds the SDK's models
+        raw = {"bare": {p: bare(canned[p]) for p in arms}, "wire": {p: served() for p in arms}}
+        recorded: dict[str, list[bytes]] = {}
+        for prefix, (loop, clients) in arms.items():  # warm up (first use builds the SDK's models); record
             for client in clients.values():
                 loop(client, 10)
+            log = clients["bare"]._client._transport.log = []
+            loop(clients["bare"], CONVERSATION_TURNS[-1])
+            clients["bare"]._client._transport.log = None
+            recorded[prefix] = log
         for r in range(rounds):
             for prefix, (loop, clients) in arms.items():
                 for turns in CONVERSATION_TURNS:
                     order = ["bare", "wire"] if (r + turns) % 2 else ["wire", "bare"]
                     for arm in order:
-                        cpu, spent[0] = _cpu(), 0.0
-                        loop(clients[arm], turns)
-                        samples.setdefault((prefix, arm, turns), []).append(_cpu() - cpu)
-                        transport.setdefault((prefix, arm, turns), []).append(spent[0])
+                        timed((prefix, arm, turns), functools.partial(loop, clients[arm], turns))
+                    for kind in ("replay_", "replay_cold_"):
+                        for arm in order:
+                            raw[arm][prefix]._transport.flush = kind == "replay_cold_"
+                            timed((prefix, kind + arm, turns),
+                                  functools.partial(replay, raw[arm][prefix], urls[prefix], recorded[prefix][:turns]))
+                            raw[arm][prefix]._transport.flush = False
+                for arm in ["bare", "wire"] if r % 2 else ["wire", "bare"]:
+                    clients[arm]._client._transport.flush = True
+                    timed((prefix, "flushed_" + arm, 10), functools.partial(loop, clients[arm], 10))
+                    clients[arm]._client._transport.flush = False
         return "done"
 
     def policy(view: Any) -> Decision:
         return Decision.call("fetch_invoice", {"invoice_id": "inv_1"})
 
-    per_round = 2 * sum(CONVERSATION_TURNS) + 40
+    per_round = 2 * (3 * sum(CONVERSATION_TURNS) + 10) + 40
     result = wire.run(agent, task="bench", tools=[catalogue.get("fetch_invoice")], policy=policy,
-                      ceiling=Ceiling(max_model_turns=per_round * (rounds + 1), max_tool_calls=10,
+                      ceiling=Ceiling(max_model_turns=per_round * (rounds + 2), max_tool_calls=10,
                                       real_seconds=1800))
     if result.answer != "done":
         raise RuntimeError(f"the conversation benchmark failed: {result.error}")
-    return _conversation_figures(samples, transport)
+    return _conversation_figures(samples, walls, transport)
+
+
+def _paired(a: list[float], b: list[float], per: float = 1.0) -> float:
+    """The median over rounds of (a - b) within the round, per ``per`` requests, in microseconds."""
+    return statistics.median(x - y for x, y in zip(a, b)) / per * 1e6
+
+
+def _slope(turns: tuple[int, ...], extras: list[float], opening: int) -> float:
+    """Microseconds per request per 100 messages of history (least squares against the mean history)."""
+    xs = [opening + (t - 1) for t in turns]  # requests of opening, opening + 2, ... messages: mean opening + t - 1
+    return round(statistics.linear_regression(xs, extras).slope * 100, 2)
 
 
 def _conversation_figures(samples: dict[tuple[str, str, int], list[float]],
+                          walls: dict[tuple[str, str, int], list[float]],
                           transport: dict[tuple[str, str, int], list[float]]) -> dict[str, float]:
     figures: dict[str, float] = {}
-    for prefix in ("", "anthropic_"):
-        longest = CONVERSATION_TURNS[-1]
-        figures[f"{prefix}wire_conversation_ratio_{longest}"] = round(statistics.median(
-            w / b for w, b in zip(samples[(prefix, "wire", longest)], samples[(prefix, "bare", longest)])), 3)
-        # history of request i (0-based) of a conversation: 2 opening messages + 2 per earlier turn
-        xs, ys = [], []
-        for turns in CONVERSATION_TURNS:
-            extra = statistics.median(w - b for w, b in zip(transport[(prefix, "wire", turns)],
-                                                            transport[(prefix, "bare", turns)]))
-            xs.append(2 + (turns - 1))  # mean history length over the conversation's requests
-            ys.append(extra / turns * 1e6)
-            figures[f"{prefix}wire_conversation_extra_us_{turns}"] = round(ys[-1], 1)
-        figures[f"{prefix}wire_request_cost_slope"] = round(statistics.linear_regression(xs, ys).slope * 100, 2)
+    longest = CONVERSATION_TURNS[-1]
+    for prefix, opening in (("", 2), ("anthropic_", 1)):
+        for name, source in (("", samples), ("_wall", walls)):
+            figures[f"{prefix}wire_conversation_ratio_{longest}{name}"] = round(statistics.median(
+                w / b for w, b in zip(source[(prefix, "wire", longest)], source[(prefix, "bare", longest)])), 3)
+        for kind, arm, slope in (("conversation", "", "request"), ("replay", "replay_", "replay"),
+                                 ("replay_cold", "replay_cold_", "replay_cold")):
+            extras = [_paired(transport[(prefix, arm + "wire", t)], transport[(prefix, arm + "bare", t)], t)
+                      for t in CONVERSATION_TURNS]
+            for t, extra in zip(CONVERSATION_TURNS, extras):
+                figures[f"{prefix}wire_{kind}_extra_us_{t}"] = round(extra, 1)
+            figures[f"{prefix}wire_{slope}_cost_slope"] = _slope(CONVERSATION_TURNS, extras, opening)
+        figures[f"{prefix}wire_conversation_extra_us_10_flushed"] = round(
+            _paired(transport[(prefix, "flushed_wire", 10)], transport[(prefix, "flushed_bare", 10)], 10), 1)
     return figures
 
 

@@ -27,7 +27,10 @@ class ModelClient:
         self._run = run
         self.feedback: list[Feedback] = []  # the last turn's tool results as the policy read them
 
-    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
+    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None, *,
+                 unchanged: int = 0, source: object | None = None) -> ModelTurn:
+        """One model turn. ``unchanged``/``source``: see ``TokenMeter.read`` (the wire vouches for its
+        own messages, so a long conversation's history is not compared every turn)."""
         run = self._run
         if run.closed:
             raise RunClosed("the model was called after the run had ended")
@@ -38,7 +41,7 @@ class ModelClient:
                 raise stop
             run.flush_pending()
             run.step += 1
-            msgs = run.prompt_meter.read(messages)  # the policy's copies: only new or changed messages are copied
+            msgs = run.prompt_meter.read(messages, unchanged, source)  # the policy's copies: only new or changed made
             # What became of each call is the harness's record, not what the runtime wrote back.
             self.feedback = read_feedback(msgs, run.handled())
             view = ModelView(run.task, run.step, msgs, self.feedback, list(run.tools), run.rng, run.memory)

@@ -304,6 +304,58 @@ def estimate_tokens(messages: Sequence[Any]) -> int:
     return 8 + _encoded_size(messages) // 4
 
 
+class _Copy(dict):  # type: ignore[type-arg]
+    """The policy's copy of a message: an edit marks its index in the meter's set of edited copies.
+
+    So a meter told that the caller's messages are unchanged (``TokenMeter.read``'s
+    ``unchanged``) finds the copies a policy edited without comparing every copy with its
+    message. A plain dict in every other respect (``copy.copy`` and pickles are plain dicts).
+    """
+
+    __slots__ = ("_at", "_marks")
+    _marks: set[int]
+    _at: int
+
+    def _edited(self) -> None:
+        self._marks.add(self._at)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._edited()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._edited()
+        dict.__delitem__(self, key)
+
+    def pop(self, *args: Any) -> Any:
+        self._edited()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple[Any, Any]:
+        self._edited()
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        self._edited()
+        dict.clear(self)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._edited()
+        dict.update(self, *args, **kwargs)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self._edited()
+        return dict.setdefault(self, key, default)
+
+    def __ior__(self, other: Any) -> _Copy:  # type: ignore[misc]
+        self.update(other)
+        return self
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
 class TokenMeter:
     """``estimate_tokens`` for a conversation that grows turn by turn, without re-encoding it.
 
@@ -312,28 +364,53 @@ class TokenMeter:
     re-encodes only the messages that are new or no longer equal to their copy (an agent that
     trims old tool results is measured again). The unchanged prefix is found by one list
     comparison (a C loop, each message against its copy), so a turn costs what is new in it
-    plus a comparison, not a Python loop over the history. The figure is the one
-    ``estimate_tokens`` gives for the same list.
+    plus a comparison, not a Python loop over the history. A caller that owns its messages
+    and never edits them (the wire) may say how many are unchanged since its last call, and
+    then not even the comparison is made. The figure is the one ``estimate_tokens`` gives for
+    the same list.
     """
 
-    __slots__ = ("_seen", "_totals")
+    __slots__ = ("_marks", "_seen", "_source", "_totals")
 
     def __init__(self) -> None:
         self._seen: list[Any] = []  # a shallow copy of each message measured
         self._totals: list[int] = [0]  # _totals[i]: the encoded sizes of the first i messages
+        self._marks: set[int] = set()  # indices of the policy's copies it edited since they were made
+        self._source: object | None = None  # who vouched for the messages of the last read, if anyone
 
     def estimate(self, messages: Sequence[Any]) -> int:
         self._update(messages)
         n = len(messages)
         return 8 + (2 + self._totals[n] + max(n - 1, 0)) // 4
 
-    def read(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def read(self, messages: Sequence[Mapping[str, Any]], unchanged: int = 0, source: object | None = None
+             ) -> list[dict[str, Any]]:
         """Shallow copies of ``messages`` (measured): the copies of unchanged messages are last turn's.
 
-        A caller that edits a copy gets a fresh one next turn (it no longer equals the message).
+        A caller that edits a copy gets a fresh one next turn. ``source`` and ``unchanged``: the
+        caller vouches that its first ``unchanged`` messages are the very objects it passed to the
+        last read with the same ``source``, never edited since; the meter then measures only the
+        rest. Honoured only when that last read was the previous one (another caller in between,
+        or another conversation of the same caller, and every message is compared as usual).
         """
-        self._update(messages, as_dicts=True)
-        return list(self._seen)
+        vouched = source is not None and source is self._source and unchanged <= min(len(self._seen), len(messages))
+        self._source = source
+        if not vouched:
+            self._update(messages, as_dicts=True)
+            self._marks.clear()  # the comparison has replaced every edited copy
+            return list(self._seen)
+        seen = self._seen
+        for i in self._marks:  # the policy's edits: a fresh copy of the (unchanged) message
+            if i < unchanged:
+                seen[i] = self._copy(messages[i], i)
+        self._marks.clear()
+        self._remeasure(messages, unchanged, True)
+        return list(seen)
+
+    def _copy(self, m: Any, at: int) -> _Copy:
+        copy = _Copy(m)
+        copy._marks, copy._at = self._marks, at
+        return copy
 
     def _update(self, messages: Sequence[Any], as_dicts: bool = False) -> None:
         seen, totals = self._seen, self._totals
@@ -344,7 +421,7 @@ class TokenMeter:
             self._remeasure(messages, keep, as_dicts)
             return
         for m in messages[keep:] if keep else messages:  # the usual turn: new messages at the end
-            copy = dict(m) if as_dicts or isinstance(m, Mapping) else m
+            copy = self._copy(m, len(seen)) if as_dicts else dict(m) if isinstance(m, Mapping) else m
             seen.append(copy)
             totals.append(totals[-1] + _encoded_size(copy if as_dicts else m))
 
@@ -357,7 +434,7 @@ class TokenMeter:
             if j < len(old) and old[j][0] == m:
                 copy, size = old[j]
             else:  # as_dicts: measured as the dict the caller reads (a model object becomes its fields)
-                copy = dict(m) if as_dicts or isinstance(m, Mapping) else m
+                copy = self._copy(m, len(seen)) if as_dicts else dict(m) if isinstance(m, Mapping) else m
                 size = _encoded_size(copy if as_dicts else m)
             seen.append(copy)
             totals.append(totals[-1] + size)

@@ -347,7 +347,8 @@ class Wire:
         self._serve(key, api, route, prefix)
 
     def _chat(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
-        turn = self._complete(rec, self.conversations.messages(body, fmt.chat_message_in), body)
+        msgs, unchanged, source = self.conversations.handed(body, fmt.chat_message_in)
+        turn = self._complete(rec, msgs, body, unchanged, source)
         rid = f"chatcmpl-{self.run_slug}-{rec.n}"
         model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
         if rec.stream:
@@ -393,9 +394,12 @@ class Wire:
                     "invalid_request_error", f"Message {pid!r} has already been continued.",
                     "thread_already_continued"))
             history, system = state["messages"], state["system"]
-        new = self.conversations.messages(body, fmt.anthropic_message_in)
-        msgs = ([{"role": "system", "content": fmt.system_text(system)}] if system else []) + history + new
-        turn = self._complete(rec, msgs, body)
+        lead = [{"role": "system", "content": fmt.system_text(system)}] if system else []
+        msgs, unchanged, source = self.conversations.handed(body, fmt.anthropic_message_in, lead)
+        new = msgs[len(lead):]
+        if history:  # a thread's earlier turns come between: nothing is vouched for
+            msgs, unchanged, source = lead + history + new, 0, None
+        turn = self._complete(rec, msgs, body, unchanged, source)
         if state is not None:
             state["continued"] = True
         mid = f"msg_{self.run_slug}_{rec.n:04d}"
@@ -432,25 +436,31 @@ class Wire:
             return self._error("anthropic.messages", 400, _ANTHROPIC_UNREADABLE)
         return json_response(200, {"input_tokens": estimate_tokens(fmt.anthropic_messages(body))})
 
-    def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> ModelTurn:
+    def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any], unchanged: int = 0,
+                  source: object | None = None) -> ModelTurn:
         tools = body.get("tools")
         declared = tools if isinstance(tools, list) else []
         specs = fmt.tool_specs(declared)
         # a client that renamed the fake tools (MCP prefixes, namespaces) reads and writes its own names
         renamed = _names.aliases(declared, self.toolbox.names) if self.toolbox is not None else {}
-        if renamed:
+        if renamed:  # new messages every time: nothing is vouched for
             messages, specs = _names.to_fake(messages, specs, renamed)
-        turn = self.complete(messages, specs)
+            unchanged, source = 0, None
+        turn = self.complete(messages, specs, unchanged=unchanged, source=source)
         rec.step = turn.step
         return _names.to_client(turn, renamed) if renamed else turn
 
-    def complete(self, messages: list[dict[str, Any]], tools: Any = None) -> ModelTurn:
+    def complete(self, messages: list[dict[str, Any]], tools: Any = None, *, unchanged: int = 0,
+                 source: object | None = None) -> ModelTurn:
         """One model turn from neutral messages; the trace's model event records what the model was shown.
+
+        ``unchanged``/``source``: the wire's own conversations vouch for their unchanged history
+        (``Conversations.handed``), so the token meter does not compare it every turn.
 
         ``shown``: for each result of the previous turn's calls, the content as the agent
         sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
         """
-        turn: ModelTurn = self.model.complete(messages, tools)
+        turn: ModelTurn = self.model.complete(messages, tools, unchanged=unchanged, source=source)
         shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
                               for fb in self.model.feedback]  # as the policy read them: the run's record by call id
         if shown:

@@ -119,3 +119,35 @@ def test_token_meter_read_gives_copies_that_follow_the_messages():
     assert third == msgs and third[2] is not second[2]
     assert meter.estimate(third) == estimate_tokens(msgs)
     assert meter.read(msgs[:2]) == msgs[:2] and meter.estimate(msgs[:2]) == estimate_tokens(msgs[:2])
+
+
+def test_token_meter_skips_what_its_caller_vouches_for_and_still_replaces_edited_copies():
+    meter, source = TokenMeter(), object()
+    msgs = [{"role": "user", "content": f"m{i}"} for i in range(4)]
+    first = meter.read(msgs, 0, source)
+    msgs.append({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+    second = meter.read(msgs, 4, source)  # vouched: the first four are last time's objects, unedited
+    assert second == msgs and all(a is b for a, b in zip(first, second))
+    assert meter.estimate(second) == estimate_tokens(msgs)
+    second[1]["content"] = "edited by the policy"
+    second[3].pop("role")
+    third = meter.read(msgs, 5, source)
+    assert third == msgs and third[1] is not second[1] and third[3] is not second[3] and third[0] is first[0]
+    assert meter.estimate(third) == estimate_tokens(msgs)
+    import copy
+    import pickle
+    assert type(copy.copy(third[0])) is dict and type(pickle.loads(pickle.dumps(third[0]))) is dict
+
+
+def test_token_meter_ignores_a_voucher_from_another_source_or_after_another_read():
+    meter, a, b = TokenMeter(), object(), object()
+    msgs = [{"role": "user", "content": f"m{i}"} for i in range(3)]
+    meter.read(msgs, 0, a)
+    other = [{"role": "user", "content": "elsewhere"}]
+    assert meter.read(other, 0, b) == other  # another conversation in between
+    assert meter.read(msgs, 3, a) == msgs and meter.estimate(msgs) == estimate_tokens(msgs)
+    meter.read(other)  # a caller that vouches for nothing
+    assert meter.read(msgs, 3, a) == msgs
+    assert meter.read(msgs, 99, a) == msgs  # more than it has seen: compared as usual
+    msgs[0]["content"] = "edited in place"
+    assert meter.read(msgs, 0, a) == msgs and meter.estimate(msgs) == estimate_tokens(msgs)

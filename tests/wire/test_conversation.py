@@ -161,3 +161,29 @@ def test_over_the_wire_the_policy_reads_an_edited_history_as_sent() -> None:
     assert seen[2] == ["Total?", None, "result 0", None, "result 1"]
     assert seen[3] == ["Total?", None, "trimmed", None, "result 1", None, "result 2"]
     assert [r.body["messages"][2].get("content") for r in result.requests[1:]] == ["result 0", "result 0", "trimmed"]
+
+
+def test_handed_messages_say_how_many_are_last_times_objects() -> None:
+    conv = Conversations()
+    lead = [{"role": "system", "content": "s"}]
+    got = _read(conv, _body(0))
+    first, unchanged, source = conv.handed(got, fmt.chat_message_in, lead)
+    assert unchanged == 0 and source is not None and first == lead + fmt.chat_messages(got)
+    got = _read(conv, _body(1))
+    second, unchanged, again = conv.handed(got, fmt.chat_message_in, [{"role": "system", "content": "s"}])
+    assert again is source and unchanged == len(first) and all(a is b for a, b in zip(first, second))
+    assert second == lead + fmt.chat_messages(got)
+    got = _read(conv, _body(2))
+    third, unchanged, _ = conv.handed(got, fmt.chat_message_in, [{"role": "system", "content": "changed"}])
+    assert unchanged == 0 and third[0]["content"] == "changed" and third[1:] == fmt.chat_messages(got)
+    assert conv.handed(json.loads(json.dumps(_body(3))), fmt.chat_message_in)[1:] == (0, None)  # not the body read last
+
+
+def test_a_continuation_with_non_ascii_text_and_spaces_keeps_its_byte_offsets() -> None:
+    conv = Conversations()
+    body = _body(1)
+    for i in range(4):
+        body["messages"].append({"role": "user", "content": f"é€ {i} 😀"})
+        _read(conv, body)
+        _read(conv, body, ensure_ascii=False, indent=1)
+    assert conv.reads == {"full": 2, "continued": 6}
