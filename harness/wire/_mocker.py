@@ -221,10 +221,28 @@ def _request_body(stream: Any) -> bytes | None:
     return data if isinstance(data, bytes) else None
 
 
+MOCKER_NAME = "httpcore+httpcore2"
+
+
+def _forget_a_stale_registration(name: str) -> None:
+    """respx refuses a second ``Mocker`` class under one name, and this module can be imported
+    again in one process (pytester's in-process runs restore ``sys.modules``, ``importlib.reload``):
+    drop the class an earlier import of this very module registered, whose module is gone."""
+    registry = getattr(respx.mocks.Mocker, "_Mocker__registry", None)  # respx's own, private
+    if not isinstance(registry, dict):
+        return
+    old = registry.get(name)
+    if old is not None and old.__module__ == __name__ and not old.routers:
+        del registry[name]
+
+
+_forget_a_stale_registration(MOCKER_NAME)
+
+
 class DualHTTPCoreMocker(HTTPCoreMocker):
     """respx's ``HTTPCoreMocker`` over both ``httpcore`` and ``httpcore2`` (see the module docstring)."""
 
-    name = "httpcore+httpcore2"
+    name = MOCKER_NAME
     targets: ClassVar[list[str]] = list(HTTPCoreMocker.targets) + (HTTPCORE2_TARGETS if HAS_HTTPX2 else [])
     target_methods: ClassVar[list[str]] = list(HTTPCoreMocker.target_methods)
     escape_unmatched: ClassVar[int] = 0  # > 0 while harness runs serve the wire (a count: runs may nest)

@@ -116,3 +116,22 @@ def test_import_order_does_not_matter() -> None:
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["AB", "0"]
+
+
+def test_the_module_can_be_imported_again_in_one_process() -> None:
+    """pytester's in-process runs restore sys.modules, so a later run imports the mocker module
+    again: respx must not refuse the second definition (it did: 'must define a unique name')."""
+    import importlib
+
+    import respx.mocks
+    from toolchaos.wire import _mocker
+
+    registry = respx.mocks.Mocker._Mocker__registry  # type: ignore[attr-defined]
+    try:
+        del sys.modules[_mocker.__name__]
+        again = importlib.import_module(_mocker.__name__)
+        assert again is not _mocker
+        assert respx.mocks.Mocker.registry[_mocker.MOCKER_NAME] is again.DualHTTPCoreMocker
+    finally:  # the rest of this process keeps the first import
+        sys.modules[_mocker.__name__] = _mocker
+        registry[_mocker.MOCKER_NAME] = _mocker.DualHTTPCoreMocker
