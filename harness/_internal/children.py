@@ -650,6 +650,13 @@ def _report(fd: int, line: str) -> None:  # pragma: no cover - runs in a forked 
         os.write(fd, line.encode(errors="replace") + b"\n")
 
 
+def _report_end(fd: int, pid: int) -> None:  # pragma: no cover - runs in a forked child
+    """Wait for ``pid`` and report how it ended: ``K<signal>`` or ``X<exit code>``."""
+    _, status = os.waitpid(pid, 0)
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    _report(fd, f"K{sig}" if sig is not None else f"X{os.waitstatus_to_exitcode(status)}")
+
+
 def _keeper(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
             child_fds: tuple[int, int, int], status_w: int, seal_network: bool,
             forward: dict[int, str | os.PathLike[str]]) -> None:  # pragma: no cover - runs in the keeper
@@ -699,9 +706,7 @@ def _init(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | No
         for fd in child_fds:
             os.close(fd)
         _report(status_w, "S")
-        _, status = os.waitpid(popen.pid, 0)
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        _report(status_w, f"K{sig}" if sig is not None else f"X{os.waitstatus_to_exitcode(status)}")
+        _report_end(status_w, popen.pid)
     except BaseException as exc:
         _report(status_w, f"E{errno.EINVAL}\t{exc}\t")
         code = 1
@@ -772,9 +777,7 @@ def _fork_keeper(fn: Callable[[int], object], out_w: int, status_w: int,
         os.close(out_w)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the caller's SIGTERM is for fn's process
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _, status = os.waitpid(pid, 0)
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        _report(status_w, f"K{sig}" if sig is not None else f"X{os.waitstatus_to_exitcode(status)}")
+        _report_end(status_w, pid)
     except BaseException as exc:
         _report(status_w, f"E{getattr(exc, 'errno', None) or errno.EINVAL}\t{exc}\t")
         code = 1
