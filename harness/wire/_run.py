@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import random
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -293,7 +294,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
         try:
             patches.apply(patch, toolbox)
             try:
-                out = call_agent(agent_fn, task, env, label)
+                with _global_random(seed):
+                    out = call_agent(agent_fn, task, env, label)
             except BaseException as exc:
                 stop = harness_stop_in(exc)
                 if stop is not None and stop is not exc:
@@ -326,6 +328,24 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
     return WireRunResult(**base, requests=list(wire.requests) if wire else [],
                          unmatched=list(wire.unmatched) if wire else [], refused=list(wire.refused) if wire else [])
+
+
+@contextmanager
+def _global_random(seed: int) -> Iterator[None]:
+    """The global ``random`` generator, seeded from the run's seed while the agent runs; the caller's state put back after.
+
+    The SDKs draw their retry jitter from it (openai's and anthropic's backoff after a 5xx or a
+    timeout that no retry-after header times; tenacity's waits in the frameworks): left as it is,
+    that jitter puts a different virtual time into the trace in every process, so the same seed
+    would not give the same trace. The caller's own stream of ``random`` goes on after the run as
+    if the run had drawn nothing from it.
+    """
+    saved = random.getstate()
+    random.seed(f"{seed}:global-random")
+    try:
+        yield
+    finally:
+        random.setstate(saved)
 
 
 _POLL = 0.05  # real seconds: the run's thread waits for the block in slices, so the watchdog can reach it

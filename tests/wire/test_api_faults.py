@@ -146,3 +146,30 @@ def test_fault_specs_are_validated() -> None:
         as_api_fault({"429": -1})
     with pytest.raises(ApiFaultError, match="request numbers"):
         wire.run(_oa(), task="t", tools=[], policy=FINAL, api_faults={"first": "429"})
+
+
+@pytest.mark.parametrize("agent_factory", [_oa, _an], ids=["openai", "anthropic"])
+@pytest.mark.parametrize("spec", ["503", "timeout"])
+def test_the_sdk_retry_jitter_follows_the_run_seed_not_the_process(agent_factory: Any, spec: str) -> None:
+    # Without a retry-after header the SDKs jitter their backoff with the global `random`: the
+    # trace's virtual times must come from the run's seed, whatever the process drew before.
+    import random
+
+    def seconds(process_seed: int, run_seed: int) -> float:
+        random.seed(process_seed)
+        result = wire.run(agent_factory(), task="t", tools=[], policy=FINAL, api_faults={1: spec}, seed=run_seed)
+        assert [r.status for r in result.requests][-1] == 200
+        return result.virtual_seconds
+
+    assert seconds(1, run_seed=0) == seconds(2, run_seed=0) == seconds(3, run_seed=0)
+    assert seconds(1, run_seed=0) != seconds(1, run_seed=7)  # seeded from the run, so a run's seed changes it
+
+
+def test_the_callers_global_random_goes_on_as_if_the_run_drew_nothing() -> None:
+    import random
+
+    random.seed(11)
+    expected = random.Random(11)
+    assert random.random() == expected.random()
+    wire.run(_oa(), task="t", tools=[], policy=FINAL, api_faults={1: "503"})
+    assert random.random() == expected.random()
