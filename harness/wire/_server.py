@@ -2,10 +2,13 @@
 
 ``Wire`` owns a respx ``MockRouter`` (on the dual mocker, so classic ``httpx`` and
 ``httpx2`` are both served) holding one route, ``WireRoute``, that dispatches by
-(host, port, path) with a dictionary lookup: respx still records every call and
-applies its ``assert_all_mocked`` rule, but a request costs one lookup instead of a
-pattern match per route. Users may add their own routes to ``wire.router``; a request
-the wire does not serve falls through to them.
+(host, port, path) with a dictionary lookup: respx still applies its
+``assert_all_mocked`` rule, but a request costs one lookup instead of a pattern match
+per route. Users may add their own routes to ``wire.router``; a request
+the wire does not serve falls through to them. respx records the calls of those routes as
+always; the wire's own route records none (``wire.requests`` is its record): respx's call
+list would keep every request of a run alive, the whole history's bytes each time, so a
+long conversation's bodies could never be freed and every new body landed in fresh memory.
 
 Model endpoints (each at the SDK's default base URL, at ``$OPENAI_BASE_URL`` /
 ``$OPENAI_API_BASE`` / ``$ANTHROPIC_BASE_URL`` if set, and at any ``base_urls`` given):
@@ -147,8 +150,27 @@ def _bases(api: str, given: str | Iterable[str], defaults: bool = True) -> list[
     return list(dict.fromkeys(b.rstrip("/") for b in bases))
 
 
+class _Router(respx.MockRouter):
+    """The wire's respx router: calls of the wire's own route are not kept in ``calls``.
+
+    An SDK sends the whole conversation every turn, so respx's record of each call (the
+    request with its body, the response) holds n bodies of up to n messages after n turns:
+    megabytes a long run can never free, which also leave the allocator no freed block to
+    reuse, so each new body is built in fresh pages. ``Wire.requests`` records the wire's
+    requests; the user's routes on this router are recorded as respx always does.
+    """
+
+    wire_route: Route | None = None
+
+    def record(self, request: httpx.Request, *, response: httpx.Response | None = None,
+               route: Route | None = None) -> None:
+        if route is not None and route is self.wire_route:
+            return
+        super().record(request, response=response, route=route)
+
+
 class WireRoute(Route):
-    """The respx route of a wire: matches what the wire serves, records like any route."""
+    """The respx route of a wire: matches what the wire serves (its calls are not recorded, see ``_Router``)."""
 
     def __init__(self, wire: Wire) -> None:
         super().__init__()
@@ -215,9 +237,8 @@ class Wire:
         if defaults and traces not in self.routes:  # whatever the run serves: the SDK exports there by default
             self._serve(traces, "openai.traces", self._traces)
         self.http_tools = [t.bind(self) for t in http_tools]
-        self.router = respx.MockRouter(assert_all_called=False, assert_all_mocked=True,
-                                       using=DualHTTPCoreMocker.name)
-        self.route = self.router.add(WireRoute(self), name="toolchaos")
+        self.router = _Router(assert_all_called=False, assert_all_mocked=True, using=DualHTTPCoreMocker.name)
+        self.route = self.router.wire_route = self.router.add(WireRoute(self), name="toolchaos")
         self.run_slug = re.sub(r"[^A-Za-z0-9]+", "", self._run.run_id)[:24] or "run"
 
     def _serve_api(self, api: str, base: str) -> None:
