@@ -198,7 +198,7 @@ def _pytest_env(pycache: Path, stamps: Path) -> dict[str, str]:
 
 
 def xdist_speedup(n: int, per_test: int = 1, repeat: int = 3) -> dict[str, float]:
-    """The generated suite under ``pytest --chaos``, serial and ``-n 2``: wall and test-phase seconds (best of ``repeat``)."""
+    """The generated suite under ``pytest --chaos``, serial and ``-n 2``: wall and test-phase seconds, best of ``repeat``."""
     tests = SUITE_TESTS.replace("{tests}", str(n // per_test)).replace("{per_test}", str(per_test))
     return serial_vs_n2("test_generated.py", tests, repeat)
 
