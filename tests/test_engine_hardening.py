@@ -546,3 +546,28 @@ def test_an_async_agent_swallowing_everything_does_not_spin_when_collected_later
     gc.collect()  # the suspended coroutine is kept, never closed: nothing spins here
     assert _clock.real_monotonic() - t0 < SLACK
     healthy()
+
+
+def test_plain_copies_exact_builtins_and_subclasses_alike():
+    """Exact builtins take a short path; the copy is the one the general path makes of their subclasses."""
+    from toolchaos._engine.plain import MAX_TEXT, plain
+
+    class S(str):
+        def __str__(self):
+            raise AssertionError("agent code ran")
+
+    class D(dict):
+        def items(self):
+            raise AssertionError("agent code ran")
+
+    class I(int):
+        pass
+
+    value = {"a": [1, 2.5, True, None, "x", (3, "y")], "n": {"deep": float("nan")}}
+    odd = D(a=[I(1), 2.5, True, None, S("x"), (I(3), S("y"))], n=D(deep=float("nan")))
+    want = {"a": [1, 2.5, True, None, "x", [3, "y"]], "n": {"deep": "nan"}}
+    assert plain(value) == plain(odd) == want
+    assert all(type(x) in (int, float, bool, type(None), str, list) for x in plain(odd)["a"])
+    long = "z" * (MAX_TEXT + 3)
+    assert plain(long) == plain(S(long)) == "z" * MAX_TEXT + "... (3 more characters)"
+    assert plain({long: 1}) == {"z" * MAX_TEXT + "... (3 more characters)": 1}

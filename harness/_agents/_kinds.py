@@ -133,13 +133,33 @@ def env_parameter(agent: Any) -> str | None:
     return None
 
 
+# Per type and per agent object, what framework_of and label found: the engine asks for both on
+# every run (a fuzzer makes thousands). Keyed by id with the object kept beside its answer, so an
+# entry is only ever read back for that very object, and no agent type's __hash__ or __eq__ runs.
+_KNOWN_LIMIT = 256
+_frameworks: dict[int, tuple[type, str | None]] = {}
+_labels: dict[int, tuple[Any, str]] = {}
+
+
 def framework_of(obj: Any) -> str | None:
     """The framework kind of an agent object, from its type alone (no framework is imported)."""
-    for cls in type(obj).__mro__:
-        kind = _FRAMEWORK_TYPES.get((cls.__module__.partition(".")[0], cls.__qualname__))
-        if kind is not None:
-            return kind
-    return None
+    t = type(obj)
+    known = _frameworks.get(id(t))
+    if known is not None and known[0] is t:
+        return known[1]
+    found = None
+    for cls in t.__mro__:
+        found = _FRAMEWORK_TYPES.get((cls.__module__.partition(".")[0], cls.__qualname__))
+        if found is not None:
+            break
+    _remember(_frameworks, id(t), (t, found))
+    return found
+
+
+def _remember(table: dict[int, Any], key: int, entry: Any) -> None:
+    if len(table) >= _KNOWN_LIMIT:
+        table.clear()
+    table[key] = entry
 
 
 def _binds(sig: inspect.Signature, n: int) -> bool:
@@ -154,8 +174,13 @@ def label(agent: Any) -> str:
     """How messages and reports name an agent: its reference as given, else ``module:qualname``."""
     if isinstance(agent, str):
         return agent
+    known = _labels.get(id(agent))
+    if known is not None and known[0] is agent:
+        return known[1]
     cls = agent if inspect.isroutine(agent) or inspect.isclass(agent) else type(agent)
-    return f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', type(agent).__name__)}"
+    text = f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', type(agent).__name__)}"
+    _remember(_labels, id(agent), (agent, text))
+    return text
 
 
 def invoke(agent: Any, name: str, *args: Any) -> Any:

@@ -48,19 +48,25 @@ def plain_text(value: Any) -> str:
 
 def plain(value: Any, depth: int = 0, budget: _Budget | None = None) -> Any:
     """``value`` as plain JSON-able builtins (numbers finite or as text, mapping keys as text)."""
-    budget = budget or _Budget()
-    if value is None or type(value) is bool:
+    kind = type(value)
+    # Exact builtins first: they are most of what agents return, and copying them runs no
+    # agent code, so the abstract-class checks below (each a metaclass call) are for the rest.
+    if kind is str:
+        return value if len(value) <= MAX_TEXT else plain_text(value)
+    if value is None or kind is bool or kind is int:
         return value
-    if isinstance(value, int):
-        return int.__index__(value)
-    if isinstance(value, float):
-        number = float.__float__(value)
-        return number if math.isfinite(number) else str(number)  # JSON has no NaN or Infinity
-    if isinstance(value, str):
-        return plain_text(value)
+    budget = budget or _Budget()
+    if kind is not dict and kind is not list:
+        if isinstance(value, int):
+            return int.__index__(value)
+        if isinstance(value, float):
+            number = float.__float__(value)
+            return number if math.isfinite(number) else str(number)  # JSON has no NaN or Infinity
+        if isinstance(value, str):
+            return plain_text(value)
     if depth >= MAX_DEPTH:
         return "..."
-    if isinstance(value, Mapping):
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         items = dict.items(value) if isinstance(value, dict) else value.items()
         out: dict[str, Any] = {}
         for k, v in items:
@@ -68,9 +74,9 @@ def plain(value: Any, depth: int = 0, budget: _Budget | None = None) -> Any:
             if budget.left < 0:
                 out["..."] = "(truncated)"
                 break
-            out[plain_text(k)] = plain(v, depth + 1, budget)
+            out[k if type(k) is str and len(k) <= MAX_TEXT else plain_text(k)] = plain(v, depth + 1, budget)
         return out
-    if isinstance(value, (list, tuple)):
+    if kind is list or isinstance(value, (list, tuple)):
         seq = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
         copied: list[Any] = []
         for v in seq:

@@ -462,6 +462,8 @@ class IgnoresRefusals(_Wrapper):
 
     def next(self, view: ModelView) -> Decision:
         # The inner policy reads a refusal as one more failure worth retrying.
+        if not any(fb.kind == "refused" for fb in view.feedback):
+            return self.inner.decide(view)  # nothing to reread (most turns): no copy of the view
         seen = [dc_replace(fb, kind="error", retryable=True) if fb.kind == "refused" else fb for fb in view.feedback]
         return self.inner.decide(dc_replace(view, feedback=seen))
 

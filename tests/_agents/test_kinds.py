@@ -73,3 +73,20 @@ def test_an_agent_the_harness_cannot_call_ends_error_in_process_and_over_the_wir
         r.check()
     w = wire.run(sdk_three, task="t", tools=tools, policy=policies.scripted([]))
     assert (w.terminal_state, w.harness_stop) == ("ERROR", "uncallable") and w.model_requests == 0
+
+
+def test_label_and_framework_are_remembered_per_object_never_shared_between_objects() -> None:
+    from toolchaos._agents import _kinds
+
+    class Billing:
+        def __call__(self, task: str, model: Any, tools: Any) -> None: ...
+
+    first, second = Billing(), _framework_object("langgraph.pregel.main", "Pregel")
+    assert label(first) == label(first) == f"{__name__}:{Billing.__qualname__}"
+    assert _kinds.framework_of(first) is None and _kinds.framework_of(second) == "langgraph"
+    # a remembered entry is read back only for the very object it was made for
+    _kinds._labels[id(second)] = (first, "not this one")
+    assert label(second) == "langgraph.pregel.main:Pregel"
+    for _ in range(_kinds._KNOWN_LIMIT + 5):  # bounded: agents made in a loop are not all kept
+        label(Billing())
+    assert len(_kinds._labels) <= _kinds._KNOWN_LIMIT

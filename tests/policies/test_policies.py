@@ -136,3 +136,25 @@ def test_recorded_errors_are_clear(tmp_path):
 def test_bad_parameters_name_the_policy(make, words):
     with pytest.raises(PolicyError, match=words.replace("[", r"\[").replace("]", r"\]")):
         make()
+
+
+def test_ignores_refusals_rereads_only_turns_that_hold_a_refusal():
+    from toolchaos._internal.model import Decision, Feedback, ModelView
+
+    seen = []
+
+    class Inner:
+        name = "inner"
+
+        def decide(self, view):
+            seen.append(view)
+            return Decision.final("x")
+
+    rude = policies.ignores_refusals(Inner())
+    ok = Feedback("c1", "search", {}, {"hits": 1}, "ok")
+    view = ModelView("t", 1, [], [ok], ["search"], None, {})  # type: ignore[arg-type]
+    rude.decide(view)
+    assert seen[-1] is view  # no refusal: the view as it was, not a copy
+    refused = Feedback("c2", "search", {}, "loop guard", "refused")
+    rude.decide(ModelView("t", 2, [], [ok, refused], ["search"], None, {}))  # type: ignore[arg-type]
+    assert [(f.kind, f.retryable) for f in seen[-1].feedback] == [("ok", None), ("error", True)]
