@@ -560,11 +560,11 @@ def test_plain_copies_exact_builtins_and_subclasses_alike():
         def items(self):
             raise AssertionError("agent code ran")
 
-    class I(int):
+    class N(int):
         pass
 
     value = {"a": [1, 2.5, True, None, "x", (3, "y")], "n": {"deep": float("nan")}}
-    odd = D(a=[I(1), 2.5, True, None, S("x"), (I(3), S("y"))], n=D(deep=float("nan")))
+    odd = D(a=[N(1), 2.5, True, None, S("x"), (N(3), S("y"))], n=D(deep=float("nan")))
     want = {"a": [1, 2.5, True, None, "x", [3, "y"]], "n": {"deep": "nan"}}
     assert plain(value) == plain(odd) == want
     assert all(type(x) in (int, float, bool, type(None), str, list) for x in plain(odd)["a"])
