@@ -3,6 +3,7 @@
     python benchmarks/run.py            # a table
     python benchmarks/run.py --json     # one JSON object
     python benchmarks/run.py --only core
+    python benchmarks/run.py --only fuzz --count   # also instructions counted under valgrind
 
 Each ``benchmarks/bench_<name>.py`` exposes ``measure(quick: bool) -> dict[str, float]``;
 this script runs them all (or ``--only``) and merges their figures. Timings use the
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,7 +29,11 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
     ap.add_argument("--only", action="append", default=[], help="run only bench_<NAME>.py (repeatable)")
+    ap.add_argument("--count", action="store_true",
+                    help="also count instructions under valgrind where a benchmark can (slower; needs valgrind)")
     args = ap.parse_args()
+    if args.count:
+        os.environ["TOOLCHAOS_BENCH_COUNT"] = "1"
     names = sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
     if args.only:
         names = [n for n in names if n in args.only]
