@@ -14,7 +14,23 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
-_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
+def _sorted_encoder() -> Any:
+    """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``.
+
+    Every call and every fingerprint encodes its arguments: the C encoder is called directly,
+    without ``JSONEncoder.encode`` and ``iterencode`` around it (two Python calls each time). No
+    circular check: an argument that contains itself fails with RecursionError, not ValueError.
+    """
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover - CPython always has it
+        return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+    chunks = c_make_encoder(None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_dumps = _sorted_encoder()
 
 
 def _norm(value: Any) -> Any:

@@ -74,7 +74,10 @@ def plain(value: Any, depth: int = 0, budget: _Budget | None = None) -> Any:
             if budget.left < 0:
                 out["..."] = "(truncated)"
                 break
-            out[k if type(k) is str and len(k) <= MAX_TEXT else plain_text(k)] = plain(v, depth + 1, budget)
+            t = type(v)  # an exact short str, int, bool or None is its own copy: no call for it
+            out[k if type(k) is str and len(k) <= MAX_TEXT else plain_text(k)] = (
+                v if (t is str and len(v) <= MAX_TEXT) or v is None or t is bool or t is int
+                else plain(v, depth + 1, budget))
         return out
     if kind is list or isinstance(value, (list, tuple)):
         seq = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
@@ -84,6 +87,8 @@ def plain(value: Any, depth: int = 0, budget: _Budget | None = None) -> Any:
             if budget.left < 0:
                 copied.append("...")
                 break
-            copied.append(plain(v, depth + 1, budget))
+            t = type(v)
+            copied.append(v if (t is str and len(v) <= MAX_TEXT) or v is None or t is bool or t is int
+                          else plain(v, depth + 1, budget))
         return copied
     return plain_text(value)
