@@ -15,7 +15,6 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 
-
 def _sorted_encoder() -> Any:
     """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``.
 
