@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 
-def _sorted_encoder() -> Any:
+def _sorted_encoder() -> Callable[[Any], str]:
     """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)``.
 
     Every call and every fingerprint encodes its arguments: the C encoder is called directly,
@@ -24,7 +24,8 @@ def _sorted_encoder() -> Any:
     """
     c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
     if c_make_encoder is None:  # pragma: no cover - CPython always has it
-        return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+        encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return encoder.encode
     chunks = c_make_encoder(None, str, json.encoder.encode_basestring, None, ":", ",", True, False, True)
     return lambda obj: "".join(chunks(obj, 0))
 
