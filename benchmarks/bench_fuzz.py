@@ -13,6 +13,15 @@ mean the harness costs nothing beyond hypothesis drawing a small example.
 floor block run next to it: on a machine whose speed drifts within the run, neighbours share
 the drift, where the best block of each arm may come from different minutes.
 
+Where a fuzz example's time goes, per example in the same process (each the best of its blocks):
+``fuzz_draw_us`` is hypothesis drawing the fuzzer's choices and the plan decoded, the test body
+left out; ``fuzz_run_us`` the runs of those examples replayed back to back, without hypothesis
+(each run with its invariants); ``fuzz_example_us`` and ``fuzz_floor_example_us`` the whole
+example of each arm; ``fuzz_interleave_us`` what the fuzz example costs beyond its draw and its
+run: running the two in one loop (caches, branch history, the collector). ``fuzz_vs_floor_bound``
+is ``fuzz_vs_floor`` if nothing were lost to the interleaving: the floor's example over the
+draw and the run.
+
 Counted, not timed (``run.py --count``, or env ``TOOLCHAOS_BENCH_COUNT=1``; needs valgrind):
 ``fuzz_instructions_per_example`` and ``fuzz_floor_instructions_per_example`` are the
 instructions callgrind counts inside one fuzz call of 200 examples and one floor call of 200
@@ -83,6 +92,7 @@ def measure(quick: bool) -> dict[str, float]:
             pair[arm] = _block(arm, tools, block, 10 + b) / (time.process_time() - cpu)
             rates[arm] = max(rates[arm], pair[arm])
         pairs.append(pair["fuzz"] / pair["floor"])
+    figures.update(_split(tools, block, rates))
     figures["fuzz_floor_examples_per_cpu_s"] = rates["floor"]
     figures["fuzz_vs_floor"] = round(rates["fuzz"] / rates["floor"], 3)
     figures["fuzz_vs_floor_pair_median"] = round(statistics.median(pairs), 3)
@@ -102,6 +112,38 @@ def _block(arm: str, tools: list[Any], examples: int, seed: int) -> int:
         return fuzz("builtin:guarded", tools=tools, examples=examples, database=None, seed=seed).examples
     _floor(examples, seed)()
     return examples
+
+
+def _split(tools: list[Any], examples: int, rates: dict[str, float]) -> dict[str, float]:
+    """The fuzz example in parts: its draw without the run, its runs without hypothesis (see above)."""
+    from toolchaos.fuzzing._core import FuzzTarget, _hypothesis_test
+
+    target = FuzzTarget("builtin:guarded", tools, "vary")
+    cases: list[tuple[Any, Any, int]] = []
+
+    def record(plan: Any, policy: Any, seed: int) -> None:
+        cases.append((plan, policy, seed))
+        target.run_case(plan, policy, seed)
+
+    def test(body: Any) -> Any:  # the same seed: the same examples drawn, with or without their runs
+        return _hypothesis_test(target, body, examples=examples, seed=10, ci=False, database=None, blob=None)
+
+    draw = test(lambda plan, policy, seed: None)
+    draw_s = min(_cpu(draw) for _ in range(3))
+    test(record)()
+    run_s = min(_cpu(lambda: [target.run_case(*case) for case in cases]) for _ in range(3))
+    us = {"draw": 1e6 * draw_s / examples, "run": 1e6 * run_s / len(cases),
+          "fuzz": 1e6 / rates["fuzz"], "floor": 1e6 / rates["floor"]}
+    return {"fuzz_draw_us": round(us["draw"], 1), "fuzz_run_us": round(us["run"], 1),
+            "fuzz_example_us": round(us["fuzz"], 1), "fuzz_floor_example_us": round(us["floor"], 1),
+            "fuzz_interleave_us": round(us["fuzz"] - us["draw"] - us["run"], 1),
+            "fuzz_vs_floor_bound": round(us["floor"] / (us["draw"] + us["run"]), 3)}
+
+
+def _cpu(fn: Any) -> float:
+    cpu = time.process_time()
+    fn()
+    return time.process_time() - cpu
 
 
 COUNTED_EXAMPLES = 200
