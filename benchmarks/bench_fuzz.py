@@ -13,7 +13,8 @@ mean the harness costs nothing beyond hypothesis drawing a small example.
 floor block run next to it: on a machine whose speed drifts within the run, neighbours share
 the drift, where the best block of each arm may come from different minutes.
 
-Where a fuzz example's time goes, per example in the same process (each the best of its blocks):
+Where a fuzz example's time goes, per example in the same process (the draw and the run: the best
+of three passes over the examples of the first block's seed):
 ``fuzz_draw_us`` is hypothesis drawing the fuzzer's choices and the plan decoded, the test body
 left out; ``fuzz_run_us`` the runs of those examples replayed back to back, without hypothesis
 (each run with its invariants); ``fuzz_example_us`` and ``fuzz_floor_example_us`` the whole
