@@ -154,7 +154,29 @@ def test_calls_after_the_run_are_refused_and_not_recorded():
         kept["t"].call("search", {"query": "x"})
     with pytest.raises(RunClosed):
         kept["m"].complete([])
+    with pytest.raises(RunClosed):
+        kept["m"].count_tokens([])
     assert r.trace.events[-1]["kind"] == "end" and r.ledger.executions("search") == 0
+
+
+def test_count_tokens_is_the_prompt_a_turn_reports_and_not_a_turn():
+    seen = []
+
+    def agent(task, model, tools):
+        messages = [{"role": "user", "content": task}]
+        for _ in range(3):
+            counted = model.count_tokens(messages)
+            turn = model.complete(messages, tools.specs)
+            seen.append((counted, turn.usage.input_tokens))
+            messages.append(turn.as_message())
+            for call in turn.tool_calls:
+                messages.append(tool_message(call, tools.call(call.name, call.arguments, call_id=call.id)))
+        return "done"
+
+    r = run(agent, task="find it", tools=search_tools(),
+            policy=policies.scripted([{"call": "search", "args": {"query": f"q{i}"}} for i in range(3)]))
+    assert [c for c, _ in seen] == [t for _, t in seen] and seen[0][0] < seen[1][0] < seen[2][0]
+    assert r.turns == 3
 
 
 def test_unknown_agent_reference_is_a_clear_error():

@@ -183,11 +183,17 @@ class _Guard:
         if self.tokens >= self.max_tokens:
             raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens", f"token budget of {self.max_tokens} spent")
 
-    def check_prompt(self, messages: Sequence[Any]) -> None:
-        """Count the prompt before sending it: a turn that would overrun the token budget is not made."""
+    def check_prompt(self, messages: Sequence[Any], model: Any) -> None:
+        """Count the prompt before sending it: a turn that would overrun the token budget is not made.
+
+        Counted by the model's API when it has one (as Anthropic's ``count_tokens``), else by
+        the agent's own meter: the same figure either way.
+        """
         if not self.cfg.budgets:
             return
-        projected = self.tokens + self.prompt_meter.estimate(messages) + _OUTPUT_RESERVE
+        count = getattr(model, "count_tokens", None)
+        prompt = count(messages) if count is not None else self.prompt_meter.estimate(messages)
+        projected = self.tokens + prompt + _OUTPUT_RESERVE
         if projected > self.max_tokens:
             raise _Stop("STOPPED_LOOP_GUARD", "budget.tokens",
                         f"the next turn would need ~{projected} tokens; the budget is {self.max_tokens}")
@@ -449,7 +455,7 @@ class GuardedAgent:
         try:
             while True:
                 guard.check_budgets(step)
-                guard.check_prompt(messages)
+                guard.check_prompt(messages, model)
                 turn = model.complete(messages, tools.specs)
                 step += 1
                 guard.tokens += turn.usage.total

@@ -53,6 +53,15 @@ class ModelClient:
                 raise PolicyCrashed(exc) from exc
             return self._turn(run, msgs, decision)
 
+    def count_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """The prompt tokens ``complete(messages)`` would report, without a model turn (as Anthropic's
+        ``count_tokens``): a runtime checks its budget before it sends, and the turn then measures nothing twice."""
+        run = self._run
+        if run.closed:
+            raise RunClosed("the model was called after the run had ended")
+        with run.lock:
+            return run.prompt_meter.count(messages)
+
     async def acomplete(self, messages: Sequence[Mapping[str, Any]], tools: Iterable[Any] | None = None) -> ModelTurn:
         return self.complete(messages, tools)
 

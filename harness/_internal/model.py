@@ -380,7 +380,20 @@ class TokenMeter:
 
     def estimate(self, messages: Sequence[Any]) -> int:
         self._update(messages)
-        n = len(messages)
+        return self._total(len(messages))
+
+    def count(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """``estimate`` of messages the next ``read`` will be given: measured as ``read`` measures them.
+
+        So the copies a ``read`` right after hands out are made here, and that read finds
+        nothing new to measure: a runtime that counts its prompt before sending it does not
+        cost a second encoding of every message.
+        """
+        self._source = None  # the next read compares: a vouched read must follow a read
+        self._update(messages, as_dicts=True)
+        return self._total(len(messages))
+
+    def _total(self, n: int) -> int:
         return 8 + (2 + self._totals[n] + max(n - 1, 0)) // 4
 
     def read(self, messages: Sequence[Mapping[str, Any]], unchanged: int = 0, source: object | None = None

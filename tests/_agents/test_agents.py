@@ -117,6 +117,26 @@ def test_guarded_respects_a_token_budget():
     assert r.tokens < 6000
 
 
+def test_guarded_counts_its_prompt_alike_with_or_without_the_models_count_tokens():
+    class CompleteOnly:  # a model API without count_tokens: the agent's own meter counts
+        def __init__(self, model):
+            self.complete = model.complete
+
+    def own_meter(task, model, tools):
+        return GuardedAgent()(task, CompleteOnly(model), tools)
+
+    def budgeted(agent):
+        qs = [{"query": f"topic {i}"} for i in range(30)]
+        return run(agent, task="t", tools=[catalogue.get("search")], policy=policies.explore("search", qs),
+                   budgets={"max_tokens": 4000})
+
+    counted, own = budgeted("builtin:guarded"), budgeted(own_meter)
+    assert (own.terminal_state, own.guard) == (counted.terminal_state, counted.guard) == ("STOPPED_LOOP_GUARD",
+                                                                                         "budget.tokens")
+    assert (own.tokens, own.turns, own.stop_report["reason"]) == (counted.tokens, counted.turns,
+                                                                  counted.stop_report["reason"])
+
+
 def test_guarded_resumes_without_repeating_a_done_write():
     store: dict = {}
     pol = policies.scripted([{"call": "write_record", "args": {"record_id": "r1", "data": {"a": 1}}},

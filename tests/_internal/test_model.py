@@ -151,3 +151,30 @@ def test_token_meter_ignores_a_voucher_from_another_source_or_after_another_read
     assert meter.read(msgs, 99, a) == msgs  # more than it has seen: compared as usual
     msgs[0]["content"] = "edited in place"
     assert meter.read(msgs, 0, a) == msgs and meter.estimate(msgs) == estimate_tokens(msgs)
+
+
+def test_token_meter_count_measures_once_for_the_read_that_follows(monkeypatch):
+    import toolchaos._internal.model as model
+
+    encoded: list[object] = []
+    size = model._encoded_size
+    # a message measured (estimate_tokens, the expected figure, encodes the whole list at once)
+    monkeypatch.setattr(model, "_encoded_size", lambda obj: (type(obj) is not list and encoded.append(obj)) or size(obj))
+    meter, msgs = TokenMeter(), [{"role": "user", "content": "go"}]
+    assert meter.count(msgs) == estimate_tokens(msgs)
+    copies = meter.read(msgs)
+    assert len(encoded) == 1 and copies == msgs and copies[0] is not msgs[0]
+    msgs.append({"role": "tool", "tool_call_id": "c1", "content": {"rows": [1, 2]}})
+    assert meter.count(msgs) == estimate_tokens(msgs) and len(encoded) == 2
+    again = meter.read(msgs)
+    assert len(encoded) == 2 and again[0] is copies[0]  # the read found nothing new
+    again[1]["content"] = "edited by the reader"  # still a copy that reports its edits
+    assert meter.count(msgs) == estimate_tokens(msgs) and meter.read(msgs)[1] == msgs[1]
+
+
+def test_token_meter_count_between_vouched_reads_ends_the_voucher():
+    meter, source = TokenMeter(), object()
+    msgs = [{"role": "user", "content": f"m{i}"} for i in range(3)]
+    meter.read(msgs, 0, source)
+    meter.count(msgs[:1])  # another list counted in between: the next read compares again
+    assert meter.read(msgs, 3, source) == msgs and meter.estimate(msgs) == estimate_tokens(msgs)
