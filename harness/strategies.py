@@ -264,7 +264,29 @@ def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | No
                           max_faults=max_faults)
     if not codec.parts:
         return st.just(codec.decode(()))
-    return st.tuples(*codec.parts).map(codec.decode)
+    return _apart(codec.parts).map(codec.decode)
+
+
+def _apart(parts: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[tuple[Any, ...]]:
+    """``st.tuples(*parts)``, each part drawn under a span label of its own.
+
+    Hypothesis's generator takes two values drawn under one label (by one kind of strategy)
+    and tries the example again with one copied over the other: duplication rarely happens by
+    chance. The parts here are byte strings of one kind, a tool's schedule each, so two thirds
+    of the examples became one tool's schedule copied onto another's, and each such copy cost
+    more than a fresh draw. Under labels of their own every example is drawn fresh; the choices
+    are the very same, so saved examples and reproduction blobs replay as before.
+    """
+    labels = [_PART_LABEL + i for i in range(len(parts))]
+
+    @st.composite
+    def drawn(draw: st.DrawFn) -> tuple[Any, ...]:
+        return tuple(draw(part, label=label) for part, label in zip(parts, labels))
+
+    return drawn()
+
+
+_PART_LABEL = int.from_bytes(b"toolchs", "big") << 8  # any int unlike hypothesis's own labels (64-bit hashes)
 
 
 def _pick(byte: int, options: tuple[Fault, ...]) -> int:

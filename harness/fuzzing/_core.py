@@ -60,6 +60,7 @@ from toolchaos.strategies import (
     FaultPlan,
     ScheduleCodec,
     SpecPolicy,
+    _apart,
     describe_fault,
     policies,
     tool_data,
@@ -451,7 +452,7 @@ def _hypothesis_test(target: FuzzTarget, fuzz_case: Callable[[FaultPlan, Any, in
         fuzz_case(codec.decode(drawn[:n]), drawn[n] if drawn_policy else policy,
                   drawn[-1] if target.vary_seed else target.run_seed)
 
-    test = given(st.tuples(*parts))(case)
+    test = given(_apart(parts))(case)
     test = settings(max_examples=examples, deadline=None, database=database, derandomize=ci,
                     print_blob=ci or blob is not None, suppress_health_check=list(HealthCheck),
                     report_multiple_bugs=True, verbosity=Verbosity.quiet, phases=_PHASES)(test)
