@@ -78,7 +78,7 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()
-    r = _state(name, task, seed, tools, policy, budgets, ceiling or Ceiling(), store, ledger,
+    r = _state(name, task, seed, tools, policy, budgets, ceiling or _NO_CEILING, store, ledger,
                world if isinstance(world, World) else World(world))
     agent_label = label(agent)
 
@@ -118,12 +118,16 @@ class _Ending:
     warnings: list[str] = field(default_factory=list)
 
 
+# The defaults, built once (both frozen): a fresh pair validated on every run was work for nothing.
+_NO_BUDGETS, _NO_CEILING = Budgets(), Ceiling()
+
+
 def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: Any,
            budgets: Budgets | Mapping[str, Any] | None, ceiling: Ceiling, store: MutableMapping[str, Any] | None,
            ledger: EffectLedger | None, world: World) -> RunState:
     clock = _clock.VirtualClock()
     if not isinstance(budgets, Budgets):
-        budgets = Budgets(**dict(budgets or {}))
+        budgets = Budgets(**dict(budgets)) if budgets else _NO_BUDGETS
     if ledger is None and isinstance(getattr(store, "ledger", None), EffectLedger):
         ledger = store.ledger  # type: ignore[union-attr]
     toolset = ToolSet(tools, seed=seed, clock=clock, ledger=ledger, world=world)
