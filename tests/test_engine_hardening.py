@@ -571,3 +571,26 @@ def test_plain_copies_exact_builtins_and_subclasses_alike():
     long = "z" * (MAX_TEXT + 3)
     assert plain(long) == plain(S(long)) == "z" * MAX_TEXT + "... (3 more characters)"
     assert plain({long: 1}) == {"z" * MAX_TEXT + "... (3 more characters)": 1}
+
+
+def test_plain_bounds_the_items_and_the_depth_it_copies():
+    """A huge or deep result is cut with a marker where the bound is reached, not copied whole."""
+    from toolchaos._engine.plain import MAX_DEPTH, MAX_ITEMS, plain
+
+    many = plain(list(range(MAX_ITEMS + 5)))
+    assert len(many) == MAX_ITEMS + 1 and many[:3] == [0, 1, 2] and many[-1] == "..."
+    wide = plain({f"k{i}": i for i in range(MAX_ITEMS + 5)})
+    assert len(wide) == MAX_ITEMS + 1 and wide["..."] == "(truncated)" and f"k{MAX_ITEMS}" not in wide
+    # one budget for the whole value: a second big list gets what the first one left
+    both = plain([list(range(MAX_ITEMS - 10)), list(range(100))])
+    assert len(both[0]) == MAX_ITEMS - 10 and len(both[1]) == 9 and both[1][-1] == "..."
+    deep: list = []
+    cur = deep
+    for _ in range(MAX_DEPTH + 5):
+        cur.append([])
+        cur = cur[0]
+    copied, depth = plain(deep), 0
+    while isinstance(copied, list):
+        copied, depth = copied[0], depth + 1
+    assert (copied, depth) == ("...", MAX_DEPTH)
+    assert plain(small := {"a": [1, {"b": "c"}]}) == small  # below every bound: a copy of it all
