@@ -272,10 +272,11 @@ def _apart(parts: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[tuple[A
 
     Hypothesis's generator takes two values drawn under one label (by one kind of strategy)
     and tries the example again with one copied over the other: duplication rarely happens by
-    chance. The parts here are byte strings of one kind, a tool's schedule each, so two thirds
-    of the examples became one tool's schedule copied onto another's, and each such copy cost
-    more than a fresh draw. Under labels of their own every example is drawn fresh; the choices
-    are the very same, so saved examples and reproduction blobs replay as before.
+    chance. The parts here are byte strings of one kind, a tool's schedule each, so ~60% of the
+    examples had one tool's schedule copied onto another's, and a copy cost more than a fresh
+    draw. Under labels of their own every example is drawn fresh; the choices are the very
+    same, so saved examples and reproduction blobs replay as before. (``draw``'s ``label`` is
+    the span label hypothesis records; ``tests/test_strategies.py`` fails if it stops being so.)
     """
     labels = [_PART_LABEL + i for i in range(len(parts))]
 
