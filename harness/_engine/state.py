@@ -19,7 +19,7 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Handled, TokenMeter, Usage
 from toolchaos.errors import HarnessStop
 from toolchaos.fake_tools import ToolSet
-from toolchaos.fake_tools._seeded import seeded
+from toolchaos.fake_tools._seeded import deferred
 from toolchaos.policies._builtin import Policy
 
 
@@ -51,7 +51,7 @@ class RunState:
         self.usage: list[Usage] = []
         self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new
         self.memory: dict[str, Any] = {}
-        self.rng = seeded(f"{seed}:policy")
+        self.rng = deferred(f"{seed}:policy")  # most policies never draw: seeded on the first draw
         self.closed = False
         self.last_final: str | None = None
 
