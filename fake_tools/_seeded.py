@@ -12,6 +12,7 @@ text's state is kept the second time the text is asked for, not the first.
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 _KEPT = 256  # texts remembered (a state is ~5 kB); past that the table starts again
@@ -48,6 +49,9 @@ def _plain(state: tuple[Any, ...]) -> random.Random:
     return rng
 
 
+_starting = threading.Lock()
+
+
 def deferred(text: str) -> random.Random:
     """``seeded(text)``, seeded when first drawn from: a run's policy generator that no draw needs costs nothing."""
     return _Deferred(text)
@@ -69,15 +73,16 @@ class _Deferred(random.Random):
         self.gauss_next = None  # read by gauss() before its first draw
 
     def _start(self) -> None:
-        text, self._text = self._text, None
-        if text is not None:
-            state = _kept(text)
-            if state is None:
-                random.Random.seed(self, text)
-            else:
-                random.Random.setstate(self, state)
-        self.random = super().random  # type: ignore[method-assign]
-        self.getrandbits = super().getrandbits  # type: ignore[method-assign]
+        with _starting:  # two threads' first draws: one sets the state, neither draws before it is set
+            text, self._text = self._text, None
+            if text is not None:
+                state = _kept(text)
+                if state is None:
+                    random.Random.seed(self, text)
+                else:
+                    random.Random.setstate(self, state)
+            self.random = super().random  # type: ignore[method-assign]
+            self.getrandbits = super().getrandbits  # type: ignore[method-assign]
 
     def random(self) -> float:
         self._start()
