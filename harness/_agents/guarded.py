@@ -56,7 +56,7 @@ from typing import Any
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
 from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError, canonical, digest
-from toolchaos.fake_tools._seeded import seeded
+from toolchaos.fake_tools._seeded import deferred
 from toolchaos.fake_tools.retry import wait
 
 _RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}
@@ -123,8 +123,8 @@ class _Guard:
     refusals: int = 0
     completed: list[str] = field(default_factory=list)
     keys: dict[tuple[str, str], str] = field(default_factory=dict)  # loop keys by the arguments' repr
-    rng_seed: str = ""  # the jitter's seed: the generator is built when a backoff first needs it
-    _rng: random.Random | None = field(default=None, init=False, repr=False)
+    # the jitter's generator; most runs never back off, so it is seeded on the first backoff
+    rng: random.Random = field(default_factory=lambda: deferred(""), repr=False)
     # The run's limits, read once: checked before every turn and every execution, fixed for a run.
     max_steps: Any = field(default=None, init=False, repr=False)
     max_executions: Any = field(default=None, init=False, repr=False)
@@ -134,12 +134,6 @@ class _Guard:
     def __post_init__(self) -> None:
         self.max_steps, self.max_executions = self.limit("max_steps"), self.limit("max_executions")
         self.max_seconds, self.max_tokens = self.limit("max_seconds"), self.limit("max_tokens")
-
-    @property
-    def rng(self) -> random.Random:
-        if self._rng is None:  # most runs never back off: seeding from text costs more than the run's turn
-            self._rng = seeded(self.rng_seed)
-        return self._rng
 
     # -- fingerprints -------------------------------------------------------------------
 
@@ -448,7 +442,7 @@ class GuardedAgent:
     def __call__(self, task: str, model: Any, tools: Any) -> AgentResult:
         ops = tools.store.setdefault("guarded.ops", {})
         results = tools.store.setdefault("guarded.results", {})
-        guard = _Guard(self.config, tools, ops, results, rng_seed=f"{tools.seed}:guarded")
+        guard = _Guard(self.config, tools, ops, results, rng=deferred(f"{tools.seed}:guarded"))
         messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
         refused_last: tuple[str, str] | None = None
         step = 0
