@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 from toolchaos._internal.model import Decision, ModelView
@@ -278,13 +278,15 @@ def _apart(parts: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[tuple[A
     same, so saved examples and reproduction blobs replay as before. (``draw``'s ``label`` is
     the span label hypothesis records; ``tests/test_strategies.py`` fails if it stops being so.)
     """
-    labels = [_PART_LABEL + i for i in range(len(parts))]
+    return _drawn_apart(tuple(parts), tuple(_PART_LABEL + i for i in range(len(parts))))
 
-    @st.composite
-    def drawn(draw: st.DrawFn) -> tuple[Any, ...]:
-        return tuple(draw(part, label=label) for part, label in zip(parts, labels))
 
-    return drawn()
+# Defined once: ``st.composite`` reads the decorated function's source (to see whether it draws),
+# about half a millisecond, which a closure made per call paid on every ``fuzz()`` call.
+@st.composite
+def _drawn_apart(draw: st.DrawFn, parts: tuple[st.SearchStrategy[Any], ...], labels: tuple[int, ...]
+                 ) -> tuple[Any, ...]:
+    return tuple(draw(part, label=label) for part, label in zip(parts, labels))
 
 
 _PART_LABEL = int.from_bytes(b"toolchs", "big") << 8  # any int unlike hypothesis's own labels (64-bit hashes)
@@ -298,6 +300,38 @@ def _pick(byte: int, options: tuple[Fault, ...]) -> int:
         return -1
     i = byte % (2 * k)
     return -1 if i < k else i - k
+
+
+_T = TypeVar("_T")
+
+
+class _ByTools:
+    """What was built for a list of tools and options, found again by the tools' identity.
+
+    ``fuzz()`` is called with the same tool objects again and again (each test, each block of
+    examples); building its policies (~1 ms) and a fresh codec, whose plans every example then
+    rebuilt, was work done again on every call. Entries keep their tools alive, so an ``id``
+    in a key is never another object's. Tools are immutable (``with_faults`` makes copies).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: dict[tuple[Any, ...], tuple[list[FakeTool], Any]] = {}
+
+    def get(self, tools: Sequence[FakeTool], options: tuple[Any, ...], build: Callable[[], _T]) -> _T:
+        key = (*map(id, tools), options)
+        hit = self._entries.get(key)
+        if hit is not None:
+            value: _T = hit[1]
+            return value
+        value = build()
+        if len(self._entries) >= self._size:  # the oldest goes
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[key] = (list(tools), value)
+        return value
+
+
+_BUILT = _ByTools(32)
 
 
 class ScheduleCodec:
@@ -345,6 +379,16 @@ class ScheduleCodec:
         self.parts: tuple[st.SearchStrategy[bytes], ...] = tuple(parts)
         self._plans: dict[tuple[bytes, ...], FaultPlan] = {}
         self._tools: dict[tuple[int, tuple[int, ...], int], tuple[FakeTool, tuple[Fault, ...]]] = {}
+
+    @classmethod
+    def shared(cls, tools: Sequence[FakeTool], *, vary: Iterable[str] | None = None,
+               kinds: Iterable[str] | None = None, max_calls: int = 6, default_kinds: Iterable[str] = (),
+               max_faults: int | None = None) -> ScheduleCodec:
+        """The codec of these very tools and options, built once: its caches of plans live on across calls."""
+        vary, kinds, default_kinds = (None if vary is None else tuple(vary), None if kinds is None else tuple(kinds),
+                                      tuple(default_kinds))
+        return _BUILT.get(tools, ("codec", vary, kinds, max_calls, default_kinds, max_faults), lambda: cls(
+            tools, vary=vary, kinds=kinds, max_calls=max_calls, default_kinds=default_kinds, max_faults=max_faults))
 
     def decode(self, blobs: Sequence[bytes]) -> FaultPlan:
         """The plan of one draw of ``parts``."""
@@ -518,6 +562,12 @@ def policies(tools: Iterable[FakeTool | str], *, kinds: Iterable[str] | None = N
     base = [_as_tool(t) for t in tools]
     if not base:
         raise ValueError("policies: no tools")
+    kinds = None if kinds is None else tuple(kinds)
+    return _BUILT.get(base, ("policies", kinds, ignores_refusals), lambda: _policies(base, kinds, ignores_refusals))
+
+
+def _policies(base: list[FakeTool], kinds: Iterable[str] | None, ignores_refusals: bool
+              ) -> st.SearchStrategy[SpecPolicy]:
     specs = policy_specs(base, kinds, ignores_refusals)
     if not specs:
         raise ValueError("policies: no policy fits these tools and kinds")

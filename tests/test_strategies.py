@@ -120,6 +120,22 @@ def test_the_codec_builds_what_plan_builds_and_caches_it(blobs: tuple[bytes, ...
     assert codec.decode((*blobs, defaults)) is got  # the same draw again: the same plan
 
 
+def test_a_shared_codec_is_built_once_for_the_same_tools_and_options() -> None:
+    # fuzz() is called with the same tool objects again and again: its codec, and the plans it
+    # has decoded, live on from one call to the next
+    codec = ScheduleCodec.shared(TOOLS, kinds=["timeout"])
+    assert ScheduleCodec.shared(list(TOOLS), kinds=("timeout",)) is codec
+    blobs = (b"\x80", b"", b"")
+    assert ScheduleCodec.shared(TOOLS, kinds=["timeout"]).decode(blobs) is codec.decode(blobs)
+    assert ScheduleCodec.shared(TOOLS, kinds=["timeout"], max_calls=3) is not codec  # other options
+    copies = [catalogue.get(t.name) for t in TOOLS]  # equal tools, other objects: a codec of their own
+    assert ScheduleCodec.shared(copies, kinds=["timeout"]) is not codec
+    with pytest.raises(ValueError, match="vary names 'nope'"):  # a bad option is an error every time
+        ScheduleCodec.shared(TOOLS, vary=["nope"])
+    with pytest.raises(ValueError, match="vary names 'nope'"):
+        ScheduleCodec.shared(TOOLS, vary=["nope"])
+
+
 def test_a_tool_that_does_not_vary_keeps_its_own_schedule_and_default() -> None:
     listing = catalogue.get("list_records")
     p = plan([listing, "fetch_invoice"], {"fetch_invoice": [F.ok(), F.timeout(5)]})
@@ -210,6 +226,16 @@ def test_policy_kinds_and_args_come_from_the_tools() -> None:
     assert [s for s in policy_specs(["search"]) if "paraphrase" in s]
     with pytest.raises(ValueError, match="unknown policy kind 'stubbron'"):
         policies(TOOLS, kinds=["stubbron"])
+
+
+def test_the_policies_of_the_same_tools_and_kinds_are_built_once() -> None:
+    drawn = policies(TOOLS, kinds=["stubborn"])
+    assert policies(list(TOOLS), kinds=("stubborn",)) is drawn
+    assert policies(TOOLS, kinds=["stubborn"], ignores_refusals=False) is not drawn
+    assert policies(TOOLS) is not drawn
+    assert find(drawn, lambda p: True).spec == find(policies(TOOLS, kinds=["stubborn"]), lambda p: True).spec
+    with pytest.raises(ValueError, match="unknown policy kind"):  # validated on every call, not cached
+        policies(TOOLS, kinds=["stubbborn"])
 
 
 def test_policies_shrink_to_a_plain_stubborn_call() -> None:

@@ -254,6 +254,20 @@ def test_a_found_failure_replays_first_from_the_example_database(tmp_path: Path)
     assert not any(r.ledger.duplicates() for r in replayed)
 
 
+def test_the_database_key_is_the_one_hypothesis_computes_worked_out_once() -> None:
+    # Saved examples stay where they were: the key hypothesis would read from the test's source,
+    # set on the test so that hypothesis does not read the source again on every call.
+    from hypothesis.internal.reflection import function_digest
+    from toolchaos.fuzzing._core import FuzzTarget, _hypothesis_test
+
+    target = FuzzTarget("builtin:naive", TOOLS, policies.stubborn("charge_payment", PAY))
+    tests = [_hypothesis_test(target, lambda plan, policy, seed: None, examples=1, seed=None, ci=False,
+                              database=None, blob=None) for _ in range(2)]
+    inner = tests[0].hypothesis.inner_test  # type: ignore[attr-defined]
+    assert tests[0]._hypothesis_internal_database_key == function_digest(inner)  # type: ignore[attr-defined]
+    assert tests[1]._hypothesis_internal_database_key == function_digest(inner)  # type: ignore[attr-defined]
+
+
 # --- options ---------------------------------------------------------------------------------------
 
 
