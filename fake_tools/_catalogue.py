@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools._faults import paginated
+from toolchaos.fake_tools._payloads import deterministic
 from toolchaos.fake_tools._tool import FakeTool, Payload, fake_tool
 from toolchaos.fake_tools._world import Reads, Writes
 
@@ -80,6 +81,7 @@ def warm() -> None:
             entry.payload({}, rng)
 
 
+@deterministic
 def _search(args: Mapping[str, Any], rng: random.Random) -> Any:
     n = int(args.get("limit", 3))
     return {"results": [{"id": f"doc_{rng.randrange(10**6):06d}", "title": _sentence(rng, 5).rstrip("."),
@@ -88,6 +90,7 @@ def _search(args: Mapping[str, Any], rng: random.Random) -> Any:
                          "url": f"https://docs.example.com/{rng.randrange(16**8):08x}"} for _ in range(min(n, 10))]}
 
 
+@deterministic
 def _read_document(args: Mapping[str, Any], rng: random.Random) -> Any:
     paragraphs = (" ".join(_sentence(rng, 10) for _ in range(rng.randrange(3, 6))) for _ in range(2))
     return {"id": args.get("doc_id"), "title": _sentence(rng, 5).rstrip("."), "content": " ".join(paragraphs)}
@@ -96,6 +99,7 @@ def _read_document(args: Mapping[str, Any], rng: random.Random) -> Any:
 _YEAR_START = datetime.date(2026, 1, 1)
 
 
+@deterministic
 def _invoice(args: Mapping[str, Any], rng: random.Random) -> Any:
     due = _YEAR_START + datetime.timedelta(days=rng.randrange(365))
     return {"invoice_id": args.get("invoice_id"), "customer": _company(rng),
@@ -103,27 +107,33 @@ def _invoice(args: Mapping[str, Any], rng: random.Random) -> Any:
             "due_date": due.isoformat()}
 
 
+@deterministic
 def _job(args: Mapping[str, Any], rng: random.Random) -> Any:
     return {"job_id": args.get("job_id"), "status": "done", "result": f"s3://results/{rng.randrange(10**8):08d}"}
 
 
+@deterministic
 def _email(args: Mapping[str, Any], rng: random.Random) -> Any:
     return {"message_id": f"msg_{rng.randrange(16**10):010x}", "status": "sent", "to": args.get("to")}
 
 
+@deterministic
 def _charge(args: Mapping[str, Any], rng: random.Random) -> Any:
     return {"charge_id": f"ch_{rng.randrange(16**12):012x}", "status": "succeeded",
             "amount": args.get("amount"), "currency": args.get("currency", "EUR")}
 
 
+@deterministic
 def _write(args: Mapping[str, Any], rng: random.Random) -> Any:
     return {"record_id": args.get("record_id"), "version": rng.randrange(2, 50), "status": "written"}
 
 
+@deterministic
 def _delete(args: Mapping[str, Any], rng: random.Random) -> Any:
     return {"record_id": args.get("record_id"), "deleted": True}
 
 
+@deterministic
 def _spawn(args: Mapping[str, Any], rng: random.Random) -> Any:
     ident = rng.randrange(16**8)
     return {"job_id": f"job_{ident:08x}", "agent_id": f"agent_{ident:08x}", "status": "started",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolchaos.errors import DefinitionError, UnknownTool
+from toolchaos.fake_tools import _payloads as payloads
 from toolchaos.fake_tools import _retry
 from toolchaos.fake_tools._errors import exception_for
 from toolchaos.fake_tools._faults import CallInfo, Fault, Ok, Stale, as_fault
@@ -28,7 +29,6 @@ from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import FIRED, FaultSchedule, schedule
-from toolchaos.fake_tools._seeded import seeded
 from toolchaos.fake_tools._world import DEFAULT_TTL, HONOURED, IDEMPOTENCY_MODES, Reads, World, Writes
 from toolchaos.fake_tools._world import reads as _reads
 from toolchaos.fake_tools._world import writes as _writes
@@ -269,7 +269,7 @@ class FakeTool:
             if self.payload is None:
                 cache[ident] = {"ok": True}
             else:
-                cache[ident] = self.payload(args, seeded(f"{seed}:{self.name}:{ident}"))
+                cache[ident] = payloads.make(self.payload, args, f"{seed}:{self.name}:{ident}")
         return cache[ident]
 
     def deliver(self, outcome: Outcome) -> Any:
@@ -281,13 +281,17 @@ class FakeTool:
         return outcome.error_payload()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ToolState:
-    calls: int = 0  # the number of the latest call (read it right after resolve() in one thread only)
-    counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1), repr=False)
-    scratch: dict[Any, Any] = field(default_factory=dict)
-    payloads: dict[str, Any] = field(default_factory=dict)
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    calls: int  # the number of the latest call (read it right after resolve() in one thread only)
+    counter: itertools.count[int] = field(repr=False)
+    scratch: dict[Any, Any]
+    payloads: dict[str, Any]
+    outcomes: dict[str, Outcome]
+
+    def __init__(self) -> None:  # written out: the generated one calls a factory per field, per tool, per run
+        self.calls, self.counter = 0, itertools.count(1)
+        self.scratch, self.payloads, self.outcomes = {}, {}, {}
 
 
 def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | None = None, *,
@@ -477,6 +481,19 @@ class ToolSet:
             if len(self._known) < _FACTS_KEPT:
                 self._known[ck] = known
         return known
+
+    def fired(self) -> tuple[dict[str, tuple[int, ...]], dict[str, dict[int, int]]]:
+        """``rules_fired()`` and ``rule_hits()`` from one pass over the tools (the engine's end of a run)."""
+        fired: dict[str, tuple[int, ...]] = {}
+        hits: dict[str, dict[int, int]] = {}
+        for name, st in self.states.items():
+            counts = st.scratch.get(FIRED)
+            if counts:
+                ordered = sorted(counts.items())
+                fired[name], hits[name] = tuple(i for i, _ in ordered), dict(ordered)
+            else:
+                fired[name], hits[name] = (), {}
+        return fired, hits
 
     def rules_fired(self) -> dict[str, tuple[int, ...]]:
         """Per tool, the fault rules (indexes into its schedule) that answered at least one call."""

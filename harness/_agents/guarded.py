@@ -401,9 +401,9 @@ def _classify(result: Any, now: float) -> tuple[str, str, float | None]:
         return result.cls.value, result.code, result.retry_after
     if isinstance(result, (TimeoutError, ConnectionError)):
         return "RETRYABLE", "timeout" if isinstance(result, TimeoutError) else "connection_reset", None
-    if isinstance(result, Mapping):
+    if type(result) is dict or isinstance(result, Mapping):  # an exact dict needs no abstract-class check
         err = result.get("error")
-        if isinstance(err, Mapping):
+        if type(err) is dict or isinstance(err, Mapping):
             code = str(err.get("code", "error"))
             cls = err.get("class")
             if cls not in ("RETRYABLE", "PRECONDITION", "FATAL", "PENDING"):
@@ -461,7 +461,7 @@ class GuardedAgent:
                 refused_last = None
                 for call in turn.tool_calls:
                     content = self._one(guard, call)
-                    if isinstance(content, Mapping) and content.get("refused"):
+                    if (type(content) is dict or isinstance(content, Mapping)) and content.get("refused"):
                         refused_last = (str(content["guard"]), str(content["reason"]))
                     messages.append(tool_message(call, content))
                 tools.store["guarded.checkpoint"] = {"step": step, "completed": list(guard.completed)}

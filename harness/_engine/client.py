@@ -39,7 +39,8 @@ class ModelClient:
                 stop = HardCeiling(f"more than {run.ceiling.max_model_turns} model turns (the harness ceiling)")
                 run.stopped = run.stopped or stop
                 raise stop
-            run.flush_pending()
+            if run.pending:
+                run.flush_pending()
             run.step += 1
             msgs = run.prompt_meter.read(messages, unchanged, source)  # the policy's copies: only new or changed made
             # What became of each call is the harness's record, not what the runtime wrote back.
@@ -72,8 +73,9 @@ class ModelClient:
         usage = Usage(run.prompt_meter.estimate(msgs), out_tokens)
         run.usage.append(usage)
         asked: list[AskedCall] = []
+        fingerprint = run.toolset.fingerprint
         for c in calls:
-            _, fp = run.fp(c.name, c.arguments)
+            _, fp = fingerprint(c.name, c.arguments)
             run.pending.append((c.id, c.name, fp))
             asked.append({"id": c.id, "tool": c.name, "args": c.arguments, "fp": fp})
         run.last_final = text

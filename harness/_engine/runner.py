@@ -407,9 +407,10 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
                                   error.strip().splitlines()[-1] if error else None))
         r.ended = True
     toolset = r.toolset
+    fired, hits = toolset.fired()
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),
                      toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools),
-                     toolset.world, toolset.rules_fired(), toolset.rule_hits(), ending.warnings)
+                     toolset.world, fired, hits, ending.warnings)
 
 
 # --- the run in a child process (toolchaos._engine.isolated) ------------------------------

@@ -120,7 +120,7 @@ def is_empty(value: Any) -> bool:
     """None, an empty string or container, or a mapping whose values are all empty containers."""
     if value is None or value == "" or value == [] or value == {}:
         return True
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # an exact dict needs no abstract-class check
         return all(isinstance(v, (list, dict)) and not v for v in value.values())
     return False
 
@@ -145,12 +145,12 @@ def interpret(content: Any, refusals: bool = True) -> tuple[str, bool | None, st
             # A JSON string is a result the runtime json.dumps()'d: read what it holds.
             return interpret(parsed, refusals)
         return _interpret_text(text.lower(), refusals=refusals)
-    if isinstance(content, Mapping):
+    if type(content) is dict or isinstance(content, Mapping):  # exact dicts, most results: no abstract check
         if refusals and content.get("refused"):
             return "refused", False, str(content.get("guard") or "refused"), None
         err = content.get("error")
         if err:
-            if isinstance(err, Mapping):
+            if type(err) is dict or isinstance(err, Mapping):
                 retry_after = err.get("retry_after")
                 return ("error", err.get("retryable") if isinstance(err.get("retryable"), bool) else None,
                         str(err.get("code") or "error"),

@@ -872,15 +872,22 @@ def check_all(result: FinishedRun, invariants: Iterable[Invariant]) -> list[Viol
     invs = list(invariants) or list(DEFAULT)
     out: list[Violation] = []
     for inv in invs:
+        broke = inv.check(result)
+        if not broke:  # the usual answer: nothing to group (every run of a fuzz block checks six)
+            continue
         groups: dict[str, list[Violation]] = {}
-        for v in inv.check(result):
+        for v in broke:
             groups.setdefault(v.invariant, []).append(v)
         for found in groups.values():  # one line per broken check: its first break, and how many more
             first = found[0]
             if len(found) > 1:
                 first = replace(first, actual=f"{first.actual} (and {len(found) - 1} more)")
             out.append(first)
-    return sorted(out, key=lambda v: (v.seq is None, v.seq or 0))
+    return sorted(out, key=_by_seq) if out else out
+
+
+def _by_seq(v: Violation) -> tuple[bool, int]:
+    return v.seq is None, v.seq or 0
 
 
 def raise_for(result: FinishedRun, violations: Sequence[Violation]) -> None:

@@ -57,13 +57,22 @@ def _needs_met(fb: Feedback, needs: Sequence[str]) -> bool:
     return True
 
 
+# Loops, not generator expressions: each is asked on every model turn of every run.
 def satisfied(feedback: Sequence[Feedback], needs: Sequence[str] = ()) -> bool:
     """Did the last results give the model what it wanted (usable, non-empty data)?"""
-    return bool(feedback) and all(fb.ok and _needs_met(fb, needs) for fb in feedback)
+    if not feedback:
+        return False
+    for fb in feedback:
+        if not fb.ok or (needs and not _needs_met(fb, needs)):
+            return False
+    return True
 
 
 def refused(feedback: Sequence[Feedback]) -> Feedback | None:
-    return next((fb for fb in feedback if fb.kind == "refused"), None)
+    for fb in feedback:
+        if fb.kind == "refused":
+            return fb
+    return None
 
 
 def _stop_text(fb: Feedback) -> str:
@@ -462,7 +471,7 @@ class IgnoresRefusals(_Wrapper):
 
     def next(self, view: ModelView) -> Decision:
         # The inner policy reads a refusal as one more failure worth retrying.
-        if not any(fb.kind == "refused" for fb in view.feedback):
+        if refused(view.feedback) is None:
             return self.inner.decide(view)  # nothing to reread (most turns): no copy of the view
         seen = [dc_replace(fb, kind="error", retryable=True) if fb.kind == "refused" else fb for fb in view.feedback]
         return self.inner.decide(dc_replace(view, feedback=seen))

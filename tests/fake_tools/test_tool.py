@@ -134,3 +134,17 @@ def test_catalogue_payloads_are_seeded_and_vary_by_seed():
     assert one == again and one != other
     titles = {r["title"] for r in one["results"]}
     assert len(titles) == 3 and all(t[:1].isupper() for t in titles)
+
+
+def test_the_rules_fired_and_their_hits_come_from_one_pass_as_each_alone_gives_them():
+    from toolchaos.fake_tools import FaultSchedule, Rule
+    from toolchaos.fake_tools import faults as F
+
+    rules = (Rule(F.timeout(5), call=1), Rule(F.empty(), call=9), Rule(F.timeout(5), calls=(3, 4)))
+    tools = [catalogue.get("fetch_invoice").with_faults(FaultSchedule(rules, F.ok())), catalogue.get("get_job_status")]
+    ts = ToolSet(tools, seed=1)
+    for _ in range(5):
+        ts.call("fetch_invoice", {"invoice_id": "inv_1"})
+    fired, hits = ts.fired()
+    assert fired == ts.rules_fired() == {"fetch_invoice": (0, 2), "get_job_status": ()}
+    assert hits == ts.rule_hits() == {"fetch_invoice": {0: 1, 2: 2}, "get_job_status": {}}
