@@ -13,6 +13,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from toolchaos.fake_tools._frozen import quick_init
+
 
 class OutcomeClass(str, enum.Enum):
     """The five result classes of DOMAIN.md; a runtime must not share one retry branch."""
@@ -34,6 +36,7 @@ APPLIED = "applied"
 NOT_APPLIED = "not_applied"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """The resolved result of one execution of a fake tool."""

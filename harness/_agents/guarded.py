@@ -368,7 +368,8 @@ class _Guard:
         if is_empty(result):
             new = False
         else:
-            fact = digest(canonical(result) if not isinstance(result, str) else result)
+            # the canonical text itself: a set of a run's few results needs no hash of its own
+            fact = canonical(result) if not isinstance(result, str) else result
             new = fact not in self.facts
             self.facts.add(fact)
         if new:

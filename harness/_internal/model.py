@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+from toolchaos.fake_tools._frozen import quick_init
 
+
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     id: str
@@ -35,6 +38,7 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     input_tokens: int
@@ -45,6 +49,7 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelTurn:
     """One answer of the model: tool calls to make, or a final text."""
@@ -70,6 +75,7 @@ def tool_message(call: ToolCall, content: Any) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What a policy answers: tool calls, or a final text."""
@@ -97,6 +103,7 @@ _ERROR_WORDS = ("error", "exception", "failed", "failure", *_RETRY_WORDS, *_FATA
 _REFUSAL_WORDS = ("refused", "loop guard", "not executed", "guard:", "stopped by")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Feedback:
     """A tool result as the model reads it."""
@@ -118,9 +125,14 @@ class Feedback:
 
 def is_empty(value: Any) -> bool:
     """None, an empty string or container, or a mapping whose values are all empty containers."""
+    if type(value) is dict:  # most results; for an exact dict the comparisons below come to this loop
+        for v in value.values():
+            if not (isinstance(v, (list, dict)) and not v):
+                return False
+        return True
     if value is None or value == "" or value == [] or value == {}:
         return True
-    if type(value) is dict or isinstance(value, Mapping):  # an exact dict needs no abstract-class check
+    if isinstance(value, Mapping):
         return all(isinstance(v, (list, dict)) and not v for v in value.values())
     return False
 
@@ -131,9 +143,10 @@ def interpret(content: Any, refusals: bool = True) -> tuple[str, bool | None, st
     ``refusals``: read refusal words and ``{"refused": true}`` as a refusal; off for a call
     the harness saw executed (its record, not the wording, says what happened).
     """
-    if isinstance(content, (bytes, bytearray)):
+    kind = type(content)
+    if kind is not dict and isinstance(content, (bytes, bytearray)):  # an exact dict (most results) is neither
         content = content.decode(errors="replace")
-    if isinstance(content, str):
+    if kind is not dict and isinstance(content, str):
         text = content.strip()
         if not text:
             return "empty", None, None, None
@@ -145,7 +158,7 @@ def interpret(content: Any, refusals: bool = True) -> tuple[str, bool | None, st
             # A JSON string is a result the runtime json.dumps()'d: read what it holds.
             return interpret(parsed, refusals)
         return _interpret_text(text.lower(), refusals=refusals)
-    if type(content) is dict or isinstance(content, Mapping):  # exact dicts, most results: no abstract check
+    if kind is dict or isinstance(content, Mapping):  # exact dicts, most results: no abstract check
         if refusals and content.get("refused"):
             return "refused", False, str(content.get("guard") or "refused"), None
         err = content.get("error")
@@ -190,6 +203,7 @@ class ModelView:
     memory: dict[str, Any] = field(default_factory=dict)  # the policy's own notes for this run
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Handled:
     """What the harness recorded of one call the model asked for: executed, or not (and why)."""
