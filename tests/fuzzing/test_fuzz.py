@@ -268,6 +268,25 @@ def test_the_database_key_is_the_one_hypothesis_computes_worked_out_once() -> No
     assert tests[1]._hypothesis_internal_database_key == function_digest(inner)  # type: ignore[attr-defined]
 
 
+def test_the_heap_made_before_a_fuzz_call_is_frozen_during_it_and_thawed_after() -> None:
+    import gc
+
+    from toolchaos.fuzzing._core import FuzzTarget, fuzz_target
+
+    target = FuzzTarget("builtin:naive", TOOLS, policies.stubborn("charge_payment", PAY))
+    during: list[int] = []
+    fuzz_target(target, examples=3, seed=1, database=None, on_example=lambda r: during.append(gc.get_freeze_count()))
+    assert during and all(n > 0 for n in during)  # the full passes during the call skip the older objects
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a heap someone else froze: left frozen, as it was
+    try:
+        frozen = gc.get_freeze_count()
+        fuzz_target(target, examples=3, seed=1, database=None)
+        assert gc.get_freeze_count() >= frozen - 10  # still frozen (less what was freed meanwhile)
+    finally:
+        gc.unfreeze()
+
+
 # --- options ---------------------------------------------------------------------------------------
 
 
