@@ -67,9 +67,14 @@ class ModelClient:
         return self.complete(messages, tools)
 
     def _turn(self, run: RunState, msgs: list[dict[str, Any]], decision: Decision) -> ModelTurn:
-        calls = tuple(ToolCall(f"call_{run.step}_{i}", name, args) for i, (name, args) in enumerate(decision.calls))
-        text = decision.text if not calls else None
-        out_tokens = 4 + estimate_tokens([text] if not calls else [[c.name, c.arguments] for c in calls])
+        step = run.step
+        if decision.calls:
+            calls = tuple([ToolCall(f"call_{step}_{i}", name, args) for i, (name, args) in enumerate(decision.calls)])
+            text = None
+            out_tokens = 4 + estimate_tokens([[c.name, c.arguments] for c in calls])
+        else:
+            calls, text = (), decision.text
+            out_tokens = 4 + estimate_tokens([text])
         usage = Usage(run.prompt_meter.estimate(msgs), out_tokens)
         run.usage.append(usage)
         asked: list[AskedCall] = []
