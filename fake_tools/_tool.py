@@ -151,8 +151,10 @@ class FakeTool:
 
         The schema was checked and compiled when this tool was built; the copy shares it.
         """
-        delivery = delivery or self.delivery
-        _check_delivery(self.name, delivery)
+        if not delivery or delivery == self.delivery:
+            delivery = self.delivery  # checked when this tool was made
+        else:
+            _check_delivery(self.name, delivery)
         sched = schedule(faults, default, self.name)
         _check_stale(self.name, self.reads, sched)
         # A field copy, not dataclasses.replace: what __post_init__ derives depends on neither the
@@ -330,21 +332,18 @@ def fake_tool(name: str, description: str = "", parameters: Mapping[str, Any] | 
 
 
 def _check_stale(name: str, reads: Reads | None, sched: FaultSchedule) -> None:
-    if reads is None and any(type(f) is Stale for f in _faults_in(sched)):
+    if reads is None and _has_stale(sched):
         raise DefinitionError(name, "faults", "a stale read needs a tool that reads the world (reads:)")
 
 
-def _faults_in(sched: FaultSchedule) -> list[Fault]:
-    """Every fault of a schedule, nested ones (``pending.then``, ``slow.then``) included."""
-    todo: list[Fault] = [r.outcome for r in sched.rules] + [sched.default]
-    out: list[Fault] = []
-    while todo:
-        f = todo.pop()
-        out.append(f)
-        inner = getattr(f, "then", None)
-        if isinstance(inner, Fault):
-            todo.append(inner)
-    return out
+def _has_stale(sched: FaultSchedule) -> bool:
+    """Is any fault of the schedule, nested ones (``pending.then``, ``slow.then``) included, a stale read?"""
+    for f in (*[r.outcome for r in sched.rules], sched.default):
+        while isinstance(f, Fault):
+            if type(f) is Stale:
+                return True
+            f = getattr(f, "then", None)
+    return False
 
 
 def _check_idempotency(name: str, mode: Any, after_applied: Any, ttl: Any) -> None:

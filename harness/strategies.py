@@ -379,6 +379,12 @@ class ScheduleCodec:
         self.parts: tuple[st.SearchStrategy[bytes], ...] = tuple(parts)
         self._plans: dict[tuple[bytes, ...], FaultPlan] = {}
         self._tools: dict[tuple[int, tuple[int, ...], int], tuple[FakeTool, tuple[Fault, ...]]] = {}
+        # Decoding a fresh draw was ~20 us of an example: a call per byte, a Rule built per faulty call.
+        # Each byte value's pick is worked out once, and each (fault, call number) rule built once.
+        self._picks = tuple(_pick(b, self.table) for b in range(256))
+        self._dpicks = tuple(_pick(b, self.dtable) for b in range(256))
+        self._faulty = tuple(not _is_ok(f) for f in self.table)
+        self._rules: dict[tuple[int, int], Rule] = {}
 
     @classmethod
     def shared(cls, tools: Sequence[FakeTool], *, vary: Iterable[str] | None = None,
@@ -407,7 +413,8 @@ class ScheduleCodec:
 
     def _build(self, blobs: tuple[bytes, ...]) -> FaultPlan:
         n = len(self.varied)
-        picked = [[_pick(b, self.table) for b in blob] for blob in blobs[:n]]
+        picks = self._picks
+        picked = [[picks[b] for b in blob] for blob in blobs[:n]]
         if self.max_faults is not None:  # the first tools' faulty calls keep their faults
             budget = self.max_faults
             for row in picked:
@@ -416,7 +423,7 @@ class ScheduleCodec:
                         if budget <= 0:
                             row[j] = -1
                         budget -= 1
-        dpicked = [_pick(b, self.dtable) for b in blobs[n]] if len(blobs) > n else [-1] * n
+        dpicked = [self._dpicks[b] for b in blobs[n]] if len(blobs) > n else [-1] * n
         tools = list(self.base)
         faults: dict[str, tuple[Fault, ...]] = {}
         defaults: dict[str, Fault] = {}
@@ -433,13 +440,20 @@ class ScheduleCodec:
         key = (slot, row, d)
         hit = self._tools.get(key)
         if hit is None:
-            calls = tuple(_PLAIN_OK if i < 0 else self.table[i] for i in row)
+            table, faulty, built = self.table, self._faulty, self._rules
+            calls = tuple([_PLAIN_OK if i < 0 else table[i] for i in row])
             # the faults come from the fault table, already built: rules need no parsing
-            rules = tuple(Rule(f, call=n) for n, f in enumerate(calls, 1) if not _is_ok(f))
+            rules = []
+            for n, i in enumerate(row, 1):
+                if i >= 0 and faulty[i]:
+                    rule = built.get((i, n))
+                    if rule is None:
+                        rule = built[(i, n)] = Rule(table[i], call=n)
+                    rules.append(rule)
             default = self.dtable[d] if d >= 0 else base.schedule.default
             if len(self._tools) >= self._LIMIT:
                 self._tools.clear()
-            hit = self._tools[key] = (base.with_faults(FaultSchedule(rules, default)), calls)
+            hit = self._tools[key] = (base.with_faults(FaultSchedule(tuple(rules), default)), calls)
         return hit
 
 

@@ -96,6 +96,16 @@ def test_with_faults_is_the_same_tool_with_another_schedule():
     assert base.schedule.rules == () and len(t.schedule.rules) == 1
     with pytest.raises(DefinitionError, match="a stale read needs a tool that reads the world"):
         base.with_faults("stale")
+    from toolchaos.fake_tools import faults as F
+
+    for nested in (F.pending(2, then=F.stale()), F.slow(3, then=F.pending(1, then=F.stale()))):
+        with pytest.raises(DefinitionError, match="a stale read needs a tool that reads the world"):
+            base.with_faults([{"call": 1, "outcome": nested}])
+        with pytest.raises(DefinitionError, match="a stale read needs a tool that reads the world"):
+            base.with_faults(None, default=nested)
+    assert base.with_faults(delivery="return").delivery == "return" and base.with_faults(delivery="").delivery == "return"
+    with pytest.raises(DefinitionError, match="delivery"):
+        base.with_faults(delivery="carrier pigeon")
 
 
 def test_catalogue_has_its_tools_with_specs():
