@@ -232,6 +232,12 @@ class Bounded(Invariant):
         return {t: ("per_tool", t) for t in self.per_tool}
 
 
+def _at_end(result: FinishedRun) -> tuple[int | None, int | None]:
+    """Where the run ended (its end event), looked up only for a violation to point at."""
+    end = result.trace.of_kind("end")
+    return _at(end[-1] if end else None)
+
+
 def _at(event: Event | None) -> tuple[int | None, int | None]:
     return (event["seq"], event["step"]) if event is not None else (None, None)
 
@@ -384,15 +390,14 @@ class StopReport(Invariant):
     def check(self, result: FinishedRun) -> list[Violation]:
         if result.terminal_state == "COMPLETED":
             return []
-        end = result.trace.of_kind("end")
-        where = _at(end[-1] if end else None)
         report = result.stop_report
         if not report:
-            return [Violation(self.name, f"a stop report with {', '.join(self.fields)}", "no stop report", *where)]
+            return [Violation(self.name, f"a stop report with {', '.join(self.fields)}", "no stop report",
+                              *_at_end(result))]
         missing = [f for f in self.fields if not report_has(report, f)]  # any spelling of the field
         if missing:
             return [Violation(self.name, f"a stop report with {', '.join(self.fields)}",
-                              f"missing {', '.join(missing)}", *where)]
+                              f"missing {', '.join(missing)}", *_at_end(result))]
         return []
 
     def expected_text(self) -> str:
