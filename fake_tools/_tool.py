@@ -338,7 +338,8 @@ def _check_stale(name: str, reads: Reads | None, sched: FaultSchedule) -> None:
 
 def _has_stale(sched: FaultSchedule) -> bool:
     """Is any fault of the schedule, nested ones (``pending.then``, ``slow.then``) included, a stale read?"""
-    for f in (*[r.outcome for r in sched.rules], sched.default):
+    for fault in (*[r.outcome for r in sched.rules], sched.default):
+        f: Any = fault
         while isinstance(f, Fault):
             if type(f) is Stale:
                 return True
