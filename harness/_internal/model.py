@@ -442,8 +442,12 @@ class TokenMeter:
     def _update(self, messages: Sequence[Any], as_dicts: bool = False) -> None:
         seen, totals = self._seen, self._totals
         n, keep = len(messages), len(seen)
-        # A list compares as it is when nothing was added (the turn's own estimate, a read after a count).
-        head = messages if keep == n and type(messages) is list else list(messages[:keep]) if keep <= n else None
+        if keep > n:
+            head = None
+        elif keep == n and type(messages) is list:  # nothing added (the turn's own estimate, a read after a count)
+            head = messages
+        else:
+            head = list(messages[:keep])
         if head is None or (keep and seen != head):  # shorter, or changed: find the first change
             keep = min(keep, n)
             keep = next((i for i in range(keep) if seen[i] != messages[i]), keep)

@@ -878,7 +878,7 @@ def check_all(result: FinishedRun, invariants: Iterable[Invariant]) -> list[Viol
     out: list[Violation] = []
     for inv in invs:
         broke = inv.check(result)
-        if not broke:  # the usual answer: nothing to group (every run of a fuzz block checks six)
+        if type(broke) is list and not broke:  # the usual answer: nothing to group (a fuzz block checks six a run)
             continue
         groups: dict[str, list[Violation]] = {}
         for v in broke:

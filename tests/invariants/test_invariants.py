@@ -357,3 +357,29 @@ def test_faults_fired_leaves_rules_a_runtime_kept_the_model_from_reaching():
     assert r.violations(inv.faults_fired()) == []
     assert names(go("builtin:naive", [tool], _scripted_invoices("i", "i")), inv.faults_fired()) == [
         "faults_fired[fetch_invoice]"]  # the model itself asked twice: call 5 was never coming
+
+
+# -- check_all with a custom invariant -------------------------------------------------
+
+
+def test_a_custom_invariant_may_yield_its_violations_and_one_that_returns_nothing_is_an_error():
+    from toolchaos.invariants import _builtin
+
+    class Yields(inv.Invariant):
+        name = "yields"
+
+        def check(self, result):
+            yield inv.Violation("yields", "nothing", "something", 1, 1)
+            yield inv.Violation("yields", "nothing", "something else", 2, 1)
+
+    class ForgotToReturn(inv.Invariant):
+        name = "forgot"
+
+        def check(self, result):
+            pass
+
+    r = stubborn_timeout("builtin:guarded")
+    (v,) = _builtin.check_all(r, [Yields()])  # two breaks of one check: its first, and how many more
+    assert v.actual == "something (and 1 more)"
+    with pytest.raises(TypeError):  # not read as "holds": a check that can never fail is a defect
+        _builtin.check_all(r, [ForgotToReturn()])
