@@ -331,7 +331,9 @@ class _ByTools:
         return value
 
 
-_BUILT = _ByTools(32)
+_BUILT = _ByTools(32)  # the policies drawn for a list of tools: sixty small objects an entry
+# Codecs hold the plans and tool copies they decoded (a few MB after thousands of examples): fewer.
+_CODECS = _ByTools(8)
 
 
 class ScheduleCodec:
@@ -393,7 +395,7 @@ class ScheduleCodec:
         """The codec of these very tools and options, built once: its caches of plans live on across calls."""
         vary, kinds, default_kinds = (None if vary is None else tuple(vary), None if kinds is None else tuple(kinds),
                                       tuple(default_kinds))
-        return _BUILT.get(tools, ("codec", vary, kinds, max_calls, default_kinds, max_faults), lambda: cls(
+        return _CODECS.get(tools, (vary, kinds, max_calls, default_kinds, max_faults), lambda: cls(
             tools, vary=vary, kinds=kinds, max_calls=max_calls, default_kinds=default_kinds, max_faults=max_faults))
 
     def decode(self, blobs: Sequence[bytes]) -> FaultPlan:
@@ -577,7 +579,7 @@ def policies(tools: Iterable[FakeTool | str], *, kinds: Iterable[str] | None = N
     if not base:
         raise ValueError("policies: no tools")
     kinds = None if kinds is None else tuple(kinds)
-    return _BUILT.get(base, ("policies", kinds, ignores_refusals), lambda: _policies(base, kinds, ignores_refusals))
+    return _BUILT.get(base, (kinds, ignores_refusals), lambda: _policies(base, kinds, ignores_refusals))
 
 
 def _policies(base: list[FakeTool], kinds: Iterable[str] | None, ignores_refusals: bool
