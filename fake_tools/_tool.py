@@ -497,11 +497,11 @@ class ToolSet:
 
     def rules_fired(self) -> dict[str, tuple[int, ...]]:
         """Per tool, the fault rules (indexes into its schedule) that answered at least one call."""
-        return {name: tuple(sorted(st.scratch.get(FIRED, {}))) for name, st in self.states.items()}
+        return self.fired()[0]
 
     def rule_hits(self) -> dict[str, dict[int, int]]:
         """Per tool, how many calls each fault rule (by index into its schedule) answered."""
-        return {name: dict(sorted(st.scratch.get(FIRED, {}).items())) for name, st in self.states.items()}
+        return self.fired()[1]
 
     def fingerprint(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         """(normalised args, fingerprint) of a call, for a tool that may not be registered."""

@@ -331,7 +331,7 @@ class _ByTools:
         return value
 
 
-_BUILT = _ByTools(32)  # the policies drawn for a list of tools: sixty small objects an entry
+_POLICIES = _ByTools(32)  # the policies drawn for a list of tools: sixty small objects an entry
 # Codecs hold the plans and tool copies they decoded (a few MB after thousands of examples): fewer.
 _CODECS = _ByTools(8)
 
@@ -385,7 +385,6 @@ class ScheduleCodec:
         # Each byte value's pick is worked out once, and each (fault, call number) rule built once.
         self._picks = tuple(_pick(b, self.table) for b in range(256))
         self._dpicks = tuple(_pick(b, self.dtable) for b in range(256))
-        self._faulty = tuple(not _is_ok(f) for f in self.table)
         self._rules: dict[tuple[int, int], Rule] = {}
 
     @classmethod
@@ -442,12 +441,12 @@ class ScheduleCodec:
         key = (slot, row, d)
         hit = self._tools.get(key)
         if hit is None:
-            table, faulty, built = self.table, self._faulty, self._rules
+            table, built = self.table, self._rules
             calls = tuple([_PLAIN_OK if i < 0 else table[i] for i in row])
-            # the faults come from the fault table, already built: rules need no parsing
+            # the faults come from the fault table (which holds no plain ok), already built: no parsing
             rules = []
             for n, i in enumerate(row, 1):
-                if i >= 0 and faulty[i]:
+                if i >= 0:
                     rule = built.get((i, n))
                     if rule is None:
                         rule = built[(i, n)] = Rule(table[i], call=n)
@@ -579,7 +578,7 @@ def policies(tools: Iterable[FakeTool | str], *, kinds: Iterable[str] | None = N
     if not base:
         raise ValueError("policies: no tools")
     kinds = None if kinds is None else tuple(kinds)
-    return _BUILT.get(base, (kinds, ignores_refusals), lambda: _policies(base, kinds, ignores_refusals))
+    return _POLICIES.get(base, (kinds, ignores_refusals), lambda: _policies(base, kinds, ignores_refusals))
 
 
 def _policies(base: list[FakeTool], kinds: Iterable[str] | None, ignores_refusals: bool

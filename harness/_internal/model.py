@@ -125,16 +125,12 @@ class Feedback:
 
 def is_empty(value: Any) -> bool:
     """None, an empty string or container, or a mapping whose values are all empty containers."""
-    if type(value) is dict:  # most results; for an exact dict the comparisons below come to this loop
-        for v in value.values():
-            if not (isinstance(v, (list, dict)) and not v):
-                return False
-        return True
-    if value is None or value == "" or value == [] or value == {}:
-        return True
-    if isinstance(value, Mapping):
-        return all(isinstance(v, (list, dict)) and not v for v in value.values())
-    return False
+    if type(value) is not dict and not isinstance(value, Mapping):  # an exact dict (most results): no abstract check
+        return value is None or value == "" or value == [] or value == {}
+    for v in value.values():  # an empty mapping too
+        if not (isinstance(v, (list, dict)) and not v):
+            return False
+    return True
 
 
 def interpret(content: Any, refusals: bool = True) -> tuple[str, bool | None, str | None, float | None]:

@@ -62,6 +62,7 @@ def test_the_hot_classes_use_it_and_keep_their_defaults() -> None:
     assert (out.data, out.applied, out.headers, out.latency) == (None, True, (), 0.0)
     for cls in (Usage, ToolCall, Feedback, Outcome):
         assert cls.__init__.__qualname__ == f"{cls.__qualname__}.__init__"
+        assert "_set0" in cls.__init__.__globals__  # quick_init's, not the one dataclass wrote
 
 
 def test_a_class_it_cannot_serve_is_refused_at_definition() -> None:

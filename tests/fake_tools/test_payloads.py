@@ -11,12 +11,17 @@ from toolchaos.fake_tools import _payloads as payloads
 from toolchaos.fake_tools._payloads import deterministic
 
 
-def _counting() -> tuple[list[int], Any]:
+def _payload(args: Mapping[str, Any], rng: random.Random) -> Any:
+    return {"to": args.get("to"), "n": rng.randrange(10**6), "tags": ["a", {"b": [1.5, None, True]}]}
+
+
+def _counting(body: Any = _payload) -> tuple[list[int], Any]:
+    """A payload function (``body``) that counts its calls."""
     calls: list[int] = []
 
     def make(args: Mapping[str, Any], rng: random.Random) -> Any:
         calls.append(1)
-        return {"to": args.get("to"), "n": rng.randrange(10**6), "tags": ["a", {"b": [1.5, None, True]}]}
+        return body(args, rng)
 
     return calls, make
 
@@ -51,13 +56,8 @@ def test_the_arguments_as_given_and_the_text_tell_payloads_apart() -> None:
 
 def test_arguments_that_are_not_plain_scalars_are_not_remembered() -> None:
     # a repr tells apart only plain values: an object's repr may be the same for different contents
-    calls: list[int] = []
-
-    @deterministic
-    def make(args: Mapping[str, Any], rng: random.Random) -> Any:
-        calls.append(1)
-        return {"items": args["items"]}
-
+    calls, make = _counting(lambda args, rng: {"items": args["items"]})
+    make = deterministic(make)
     items = [1, 2]
     out = payloads.make(make, {"items": items}, "t:5")
     assert out["items"] is items  # as the function made it, as before
@@ -73,13 +73,8 @@ def test_an_unmarked_function_is_called_every_time() -> None:
 
 
 def test_data_that_is_not_plain_json_is_made_every_time() -> None:
-    calls: list[int] = []
-
-    @deterministic
-    def make(args: Mapping[str, Any], rng: random.Random) -> Any:
-        calls.append(1)
-        return {"when": (1, 2), "n": rng.random()}
-
+    calls, make = _counting(lambda args, rng: {"when": (1, 2), "n": rng.random()})
+    make = deterministic(make)
     assert payloads.make(make, {}, "t:7") == payloads.make(make, {}, "t:7")
     assert len(calls) == 2
 
