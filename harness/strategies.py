@@ -264,32 +264,77 @@ def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | No
                           max_faults=max_faults)
     if not codec.parts:
         return st.just(codec.decode(()))
-    return _apart(codec.parts).map(codec.decode)
-
-
-def _apart(parts: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[tuple[Any, ...]]:
-    """``st.tuples(*parts)``, each part drawn under a span label of its own.
-
-    Hypothesis's generator takes two values drawn under one label (by one kind of strategy)
-    and tries the example again with one copied over the other: duplication rarely happens by
-    chance. The parts here are byte strings of one kind, a tool's schedule each, so ~60% of the
-    examples had one tool's schedule copied onto another's, and a copy cost more than a fresh
-    draw. Under labels of their own every example is drawn fresh; the choices are the very
-    same, so saved examples and reproduction blobs replay as before. (``draw``'s ``label`` is
-    the span label hypothesis records; ``tests/test_strategies.py`` fails if it stops being so.)
-    """
-    return _drawn_apart(tuple(parts), tuple(_PART_LABEL + i for i in range(len(parts))))
-
-
-# Defined once: ``st.composite`` reads the decorated function's source (to see whether it draws),
-# about half a millisecond, which a closure made per call paid on every ``fuzz()`` call.
-@st.composite
-def _drawn_apart(draw: st.DrawFn, parts: tuple[st.SearchStrategy[Any], ...], labels: tuple[int, ...]
-                 ) -> tuple[Any, ...]:
-    return tuple(draw(part, label=label) for part, label in zip(parts, labels))
+    return _Flat(codec.parts).map(codec.decode)
 
 
 _PART_LABEL = int.from_bytes(b"toolchs", "big") << 8  # any int unlike hypothesis's own labels (64-bit hashes)
+
+
+@dataclass(frozen=True)
+class _Bytes:
+    """One bytes choice of ``min_size`` to ``max_size`` bytes: what ``st.binary`` draws."""
+
+    min_size: int
+    max_size: int
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """One integer choice, an index into ``options``: what ``st.sampled_from(options)`` draws."""
+
+    options: tuple[Any, ...]
+
+
+_Part = _Bytes | _Pick | st.SearchStrategy[Any]
+
+
+class _Flat(st.SearchStrategy[tuple[Any, ...]]):
+    """A flat tuple of parts, each a single choice of its own where it is one.
+
+    ``st.binary`` and ``st.sampled_from`` make exactly one choice each (a bytes choice, an
+    integer choice); here those choices are asked of hypothesis directly, with no span
+    around each. A span per part cost ~10 us an example in the fuzzer (a quarter of drawing
+    its four choices); the choices, their distribution and their shrinking are the same
+    (``tests/test_strategies.py`` draws both ways from one seed), so saved examples and
+    reproduction blobs replay as before. Any other part is a strategy, drawn under a span
+    label of its own: hypothesis's generator takes two values drawn under one label and
+    tries the example again with one copied over the other, so parts of one kind under a
+    shared label (tools' schedules) were copies of each other in ~60% of the examples.
+    Bare choices make no span, so nothing is copied between them either.
+    """
+
+    def __init__(self, parts: Sequence[_Part]) -> None:
+        super().__init__()
+        self.parts = tuple(parts)
+        self._plan = tuple(_step(i, p) for i, p in enumerate(self.parts))
+
+    def do_validate(self) -> None:
+        for p in self.parts:
+            if isinstance(p, st.SearchStrategy):
+                p.validate()
+
+    def do_draw(self, data: Any) -> tuple[Any, ...]:
+        out = []
+        for how, a, b in self._plan:
+            if how == 0:
+                out.append(data.draw_bytes(a, b))
+            elif how == 1:
+                out.append(a[data.draw_integer(0, b)])
+            else:
+                out.append(data.draw(a, label=b))
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        return f"_Flat({list(self.parts)!r})"
+
+
+def _step(i: int, part: _Part) -> tuple[int, Any, Any]:
+    """How ``_Flat`` draws part ``i``: (0, min, max) bytes, (1, options, last index), (2, strategy, label)."""
+    if isinstance(part, _Bytes):
+        return 0, part.min_size, part.max_size
+    if isinstance(part, _Pick):
+        return 1, part.options, len(part.options) - 1
+    return 2, part, _PART_LABEL + i
 
 
 def _pick(byte: int, options: tuple[Fault, ...]) -> int:
@@ -373,12 +418,10 @@ class ScheduleCodec:
         self.max_faults = max_faults
         self._slot = [names.index(n) for n in self.varied]
         n = len(self.varied)
-        parts: list[st.SearchStrategy[bytes]] = []
-        if n:
-            parts += [st.binary(max_size=max_calls) for _ in range(n)]
-            if self.dtable:
-                parts.append(st.binary(min_size=n, max_size=n))
-        self.parts: tuple[st.SearchStrategy[bytes], ...] = tuple(parts)
+        parts = [_Bytes(0, max_calls)] * n
+        if n and self.dtable:
+            parts.append(_Bytes(n, n))
+        self.parts: tuple[_Bytes, ...] = tuple(parts)
         self._plans: dict[tuple[bytes, ...], FaultPlan] = {}
         self._tools: dict[tuple[int, tuple[int, ...], int], tuple[FakeTool, tuple[Fault, ...]]] = {}
         # Decoding a fresh draw was ~20 us of an example: a call per byte, a Rule built per faulty call.
@@ -574,19 +617,31 @@ def policies(tools: Iterable[FakeTool | str], *, kinds: Iterable[str] | None = N
     toward a plain ``stubborn`` call of the first tool. Policies keep no state between
     runs, so each drawn policy is built once.
     """
+    return _drawn_policies(tools, kinds, ignores_refusals)[1]
+
+
+def _policy_pick(tools: Iterable[FakeTool | str], kinds: Iterable[str] | None = None,
+                 ignores_refusals: bool = True) -> _Pick:
+    """What ``policies`` draws, as the one choice it makes (for ``_Flat``)."""
+    return _drawn_policies(tools, kinds, ignores_refusals)[0]
+
+
+def _drawn_policies(tools: Iterable[FakeTool | str], kinds: Iterable[str] | None, ignores_refusals: bool
+                    ) -> tuple[_Pick, st.SearchStrategy[SpecPolicy]]:
     base = [_as_tool(t) for t in tools]
     if not base:
         raise ValueError("policies: no tools")
     kinds = None if kinds is None else tuple(kinds)
-    return _POLICIES.get(base, (kinds, ignores_refusals), lambda: _policies(base, kinds, ignores_refusals))
+    return _POLICIES.get(base, (kinds, ignores_refusals), lambda: _build_policies(base, kinds, ignores_refusals))
 
 
-def _policies(base: list[FakeTool], kinds: Iterable[str] | None, ignores_refusals: bool
-              ) -> st.SearchStrategy[SpecPolicy]:
+def _build_policies(base: list[FakeTool], kinds: Iterable[str] | None, ignores_refusals: bool
+                    ) -> tuple[_Pick, st.SearchStrategy[SpecPolicy]]:
     specs = policy_specs(base, kinds, ignores_refusals)
     if not specs:
         raise ValueError("policies: no policy fits these tools and kinds")
-    return st.sampled_from([SpecPolicy(s) for s in specs])
+    built = tuple(SpecPolicy(s) for s in specs)
+    return _Pick(built), st.sampled_from(built)
 
 
 __all__ = ["ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",

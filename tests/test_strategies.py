@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import seed as hseed
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from toolchaos import invariants, run
 from toolchaos.fake_tools import DefinitionError, catalogue, fake_tool
 from toolchaos.fake_tools import faults as F
@@ -15,6 +19,9 @@ from toolchaos.strategies import (
     FaultPlan,
     ScheduleCodec,
     SpecPolicy,
+    _Bytes,
+    _Flat,
+    _Pick,
     build_policy,
     describe_fault,
     example_args,
@@ -177,6 +184,44 @@ def test_each_example_draws_every_tool_its_own_schedule() -> None:
 
     draw()
     assert len(shared) == 200 and sum(shared) < 20
+
+
+def _drawn(strategy: st.SearchStrategy[Any], seed: int, examples: int = 150) -> list[Any]:
+    out: list[Any] = []
+
+    @hseed(seed)
+    @settings(max_examples=examples, database=None, suppress_health_check=list(HealthCheck), phases=NO_EXPLAIN)
+    @given(strategy)
+    def draw(x: Any) -> None:
+        out.append(x)
+
+    draw()
+    return out
+
+
+@st.composite
+def _spanned(draw: st.DrawFn, parts: tuple[st.SearchStrategy[Any], ...]) -> tuple[Any, ...]:
+    return tuple(draw(part, label=i + 1) for i, part in enumerate(parts))  # each part in a span of its own
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bare_choices_draw_what_the_strategies_draw_under_spans_of_their_own(seed: int) -> None:
+    # _Flat asks hypothesis for the choices st.binary and st.sampled_from make, without a span each:
+    # the same examples from the same seed, so the search (and saved examples) are unchanged.
+    options = tuple(range(60))
+    flat = _Flat([_Bytes(0, 6), _Bytes(0, 6), _Bytes(0, 6), _Pick(options), _Bytes(3, 3)])
+    spanned = _spanned((st.binary(max_size=6), st.binary(max_size=6), st.binary(max_size=6),
+                        st.sampled_from(options), st.binary(min_size=3, max_size=3)))
+    drawn = _drawn(flat, seed)
+    assert len(drawn) == 150 and len(set(drawn)) > 140
+    assert drawn == _drawn(spanned, seed)
+
+
+def test_a_strategy_part_is_drawn_as_it_is_and_validated() -> None:
+    drawn = _drawn(_Flat([_Bytes(1, 1), st.integers(5, 9).map(str)]), seed=4, examples=30)
+    assert all(len(b) == 1 and a in {"5", "6", "7", "8", "9"} for b, a in drawn)
+    with pytest.raises(InvalidArgument):
+        _drawn(_Flat([st.integers(9, 5)]), seed=4)
 
 
 @FAST

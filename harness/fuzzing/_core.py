@@ -63,9 +63,10 @@ from toolchaos.strategies import (
     FaultPlan,
     ScheduleCodec,
     SpecPolicy,
-    _apart,
+    _Flat,
+    _Pick,
+    _policy_pick,
     describe_fault,
-    policies,
     tool_data,
 )
 
@@ -269,18 +270,14 @@ class FuzzTarget:
             return self.agent
         return f"{getattr(self.agent, '__module__', '?')}:{getattr(self.agent, '__qualname__', type(self.agent).__name__)}"
 
-    def policy_strategy(self) -> st.SearchStrategy[Any]:
-        """The policies drawn (``st.just`` of the one policy when it does not vary)."""
-        p = self.policy_choice()
-        return p if isinstance(p, st.SearchStrategy) else st.just(p)
-
     def policy_choice(self) -> Any:
-        """A strategy of policies when the policy varies, else the one policy every case runs."""
+        """What each case's policy comes from: drawn (a strategy, or the built-in policies'
+        one choice) when the policy varies, else the one policy every case runs."""
         p = self.policy
         if isinstance(p, st.SearchStrategy):
             return p
         if isinstance(p, str) and p == "vary":
-            return policies(self.tools, kinds=self.policy_kinds)
+            return _policy_pick(self.tools, self.policy_kinds)
         if isinstance(p, Mapping):
             return SpecPolicy(p)
         return p
@@ -439,13 +436,14 @@ def _hypothesis_test(target: FuzzTarget, fuzz_case: Callable[[FaultPlan, Any, in
     Everything that varies is drawn as one flat tuple, one argument of the test: each
     argument and each level of nested strategies costs hypothesis per example, and a
     constant (the policy, the run seed) is not drawn at all. The choices are the same as
-    ``fault_schedules`` beside ``policies`` would make, so shrinking works on them alike.
+    ``fault_schedules`` beside ``policies`` would make, so shrinking works on them alike;
+    the built-in ones are asked of hypothesis as bare choices (``strategies._Flat``).
     """
     codec = ScheduleCodec.shared(target.tools, vary=target.vary, kinds=target.kinds, max_calls=target.max_calls,
                                  default_kinds=target.default_kinds, max_faults=target.max_faults)
-    parts: list[st.SearchStrategy[Any]] = list(codec.parts)
+    parts: list[Any] = list(codec.parts)
     policy = target.policy_choice()
-    drawn_policy = isinstance(policy, st.SearchStrategy)
+    drawn_policy = isinstance(policy, (_Pick, st.SearchStrategy))
     if drawn_policy:
         parts.append(policy)
     if target.vary_seed:
@@ -456,7 +454,7 @@ def _hypothesis_test(target: FuzzTarget, fuzz_case: Callable[[FaultPlan, Any, in
         fuzz_case(codec.decode(drawn[:n]), drawn[n] if drawn_policy else policy,
                   drawn[-1] if target.vary_seed else target.run_seed)
 
-    test = given(_apart(parts))(case)
+    test = given(_Flat(parts))(case)
     test = settings(max_examples=examples, deadline=None, database=database, derandomize=ci,
                     print_blob=ci or blob is not None, suppress_health_check=list(HealthCheck),
                     report_multiple_bugs=True, verbosity=Verbosity.quiet, phases=_PHASES)(test)
