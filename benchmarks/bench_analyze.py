@@ -54,15 +54,16 @@ def generate(path: Path, events: int) -> int:
 
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 import freezegun.api as fz
+from bench_util import peak_rss_mb
 from toolchaos.forensics import Analysis
 start, cpu = fz.real_perf_counter(), time.process_time()
 a = Analysis()
 a.add_path(sys.argv[1])
 reports = a.reports()
 elapsed, cpu = fz.real_perf_counter() - start, time.process_time() - cpu
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+peak = peak_rss_mb()
 print(json.dumps({"events": a.events, "seconds": elapsed, "cpu": cpu, "peak_mb": peak,
                   "verdicts": sorted({r.verdict for r in reports})}))
 """
@@ -73,7 +74,8 @@ def measure(quick: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "incident.trace.jsonl"
         generate(path, events)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        path_dirs = [str(ROOT), str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH", "")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path_dirs)}
         out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, env=env,
                              check=True)
     data = json.loads(out.stdout.strip().splitlines()[-1])

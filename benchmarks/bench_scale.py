@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 from bench_util import best as _best  # noqa: E402
-from bench_util import clock  # noqa: E402
+from bench_util import clock, peak_rss_mb  # noqa: E402
 from toolchaos._internal import clock as _clock  # noqa: E402
 
 # --- the generated suite ------------------------------------------------------------------
@@ -115,9 +114,8 @@ def suite(n: int, repeat: int = 3) -> dict[str, float]:
         for i in range(n):
             run_scenario(i)
         passes.append(clock() - t0)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     best, median = min(passes), sorted(passes)[len(passes) // 2]
-    return {"seconds": best, "per_s": n / best, "per_s_median": n / median, "peak_rss_mb": rss / 1024}
+    return {"seconds": best, "per_s": n / best, "per_s_median": n / median, "peak_rss_mb": peak_rss_mb()}
 
 
 def _suite_in_subprocess(n: int) -> dict[str, float]:
