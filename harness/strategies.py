@@ -308,11 +308,6 @@ class _Flat(st.SearchStrategy[tuple[Any, ...]]):
         self.parts = tuple(parts)
         self._plan = tuple(_step(i, p) for i, p in enumerate(self.parts))
 
-    def do_validate(self) -> None:
-        for p in self.parts:
-            if isinstance(p, st.SearchStrategy):
-                p.validate()
-
     def do_draw(self, data: Any) -> tuple[Any, ...]:
         out = []
         for how, a, b in self._plan:

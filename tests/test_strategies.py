@@ -217,10 +217,10 @@ def test_bare_choices_draw_what_the_strategies_draw_under_spans_of_their_own(see
     assert drawn == _drawn(spanned, seed)
 
 
-def test_a_strategy_part_is_drawn_as_it_is_and_validated() -> None:
+def test_a_strategy_part_is_drawn_as_it_is_and_a_bad_one_is_hypothesiss_error() -> None:
     drawn = _drawn(_Flat([_Bytes(1, 1), st.integers(5, 9).map(str)]), seed=4, examples=30)
     assert all(len(b) == 1 and a in {"5", "6", "7", "8", "9"} for b, a in drawn)
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(InvalidArgument):  # hypothesis validates the part when it is drawn
         _drawn(_Flat([st.integers(9, 5)]), seed=4)
 
 

@@ -6,6 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from toolchaos.fake_tools import ToolSet, catalogue, fake_tool
 from toolchaos.fake_tools import _payloads as payloads
 from toolchaos.fake_tools._payloads import deterministic
@@ -33,6 +34,20 @@ def test_a_deterministic_payload_is_made_once_and_equals_a_fresh_one() -> None:
     first, second = payloads.make(make, {"to": "x"}, "t:1"), payloads.make(make, {"to": "x"}, "t:1")
     assert first == second == fresh
     assert len(calls) == 2  # the fresh one above, then one for both
+
+
+def test_the_table_is_bounded_and_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a suite of many seeds makes each payload once: the table must not grow with it
+    monkeypatch.setattr(payloads, "_KEPT", 3)
+    monkeypatch.setattr(payloads, "_made", {})
+    calls, make = _counting()
+    deterministic(make)
+    for i in range(7):
+        payloads.make(make, {"to": "x"}, f"seed:{i}")
+        assert len(payloads._made) <= 3
+    assert len(calls) == 7
+    payloads.make(make, {"to": "x"}, "seed:6")  # still kept: made no more
+    assert len(calls) == 7
 
 
 def test_each_caller_gets_its_own_copy_so_an_edit_changes_nothing_for_the_next() -> None:
