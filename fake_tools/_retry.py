@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from email.utils import format_datetime, parsedate_to_datetime
 
-EPOCH = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+EPOCH = _dt.datetime(2026, 1, 1, tzinfo=_dt.UTC)
 SECONDS = "seconds"
 OPENAI = ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
 ANTHROPIC = ("anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset",
@@ -114,7 +114,7 @@ def _until(at: _dt.datetime | None, now: float) -> float | None:
     if at is None:
         return None
     if at.tzinfo is None:
-        at = at.replace(tzinfo=_dt.timezone.utc)
+        at = at.replace(tzinfo=_dt.UTC)
     return max(0.0, (at - EPOCH).total_seconds() - now)
 
 

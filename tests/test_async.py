@@ -30,7 +30,7 @@ def test_sleep_wait_for_and_timeout_are_virtual_and_do_not_hang():
         loop = asyncio.get_running_loop()
         try:
             await asyncio.wait_for(asyncio.Event().wait(), timeout=30)  # nobody sets it
-        except asyncio.TimeoutError:
+        except TimeoutError:
             seen["wait_for"] = loop.time()
         try:
             async with asyncio.timeout(60):
@@ -88,7 +88,7 @@ def test_an_agent_timeout_around_a_slow_async_tool_fires_in_virtual_time():
     async def agent(task, model, tools):
         try:
             await asyncio.wait_for(tools.acall("search", {"query": "q"}), timeout=10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return f"gave up at {tools.now()}"
         return "waited"
 

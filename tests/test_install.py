@@ -91,7 +91,10 @@ def test_a_wheel_installs_next_to_a_project_with_its_own_harness_and_fake_tools(
                                                                             record.splitlines()}
 
     python = _venv(tmp_path)
-    _run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile", "--no-deps", "--no-index", wheel,
+    # --ignore-installed: where the suite itself runs from an installed (not editable) toolchaos, pip would
+    # find that copy through the .pth and install nothing; it must install the wheel and touch nothing else.
+    _run(sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-compile", "--no-deps", "--no-index",
+         "--ignore-installed", wheel,
          cwd=tmp_path)
     project = tmp_path / "project"
     for name, text in USER_PROJECT.items():

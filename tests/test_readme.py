@@ -25,6 +25,19 @@ def test_readme_has_the_two_commands() -> None:
     assert tests_cmd.split("&& ", 2)[-1] in ci  # CI runs the README's test command (after the venv)
 
 
+def test_ci_runs_the_tests_on_every_other_supported_python() -> None:
+    """.ci/run ends with .ci/pythons, which starts at the oldest Python pyproject.toml supports."""
+    import tomllib
+
+    ci = README.parent / ".ci"
+    assert "bash .ci/pythons" in (ci / "run").read_text(encoding="utf-8")
+    requires = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    oldest = re.fullmatch(r">=3\.(\d+)", requires.strip())
+    assert oldest, requires
+    assert f"seq {oldest.group(1)} " in (ci / "pythons").read_text(encoding="utf-8")
+    assert f"Python 3.{oldest.group(1)} and later" in README.read_text(encoding="utf-8")
+
+
 def test_the_main_job_certifies_the_reference_agent(capsys: pytest.CaptureFixture[str]) -> None:
     """README command 1, after the install: the bundled suite against builtin:guarded, and its verdict line."""
     from toolchaos.cli import main

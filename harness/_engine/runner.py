@@ -15,14 +15,16 @@ import inspect
 import itertools
 import operator
 import signal
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from toolchaos._agents import invoke, label, resolve_agent
+from toolchaos._agents import IN_PROCESS, invoke, label, resolve_agent
 from toolchaos._engine import isolated as _isolated
 from toolchaos._engine.client import ModelClient
 from toolchaos._engine.plain import plain, plain_text, type_name
@@ -31,6 +33,7 @@ from toolchaos._engine.state import RunState
 from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 from toolchaos._internal import clock as _clock
+from toolchaos._internal import exits as _exits
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event, end_event
@@ -68,7 +71,11 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     """
     if isinstance(agent, AgentUnderTest):
         extra = {} if api_faults is None else {"api_faults": api_faults}
-        with _isolated.in_process():  # its runner calls this engine, and keeps what the HTTP side recorded
+        # An in-process kind's runner is this run (isolated as any); another kind's keeps what its HTTP side recorded.
+        staying: AbstractContextManager[None] = nullcontext() if agent.kind == IN_PROCESS else _isolated.in_process(
+            f"a {agent.kind} agent: its runner answers the agent's model over HTTP in this process and keeps the "
+            f"record of those requests here")
+        with staying:
             return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
                                 store=store, name=name, artifacts=artifacts, ledger=ledger, world=world, **extra)
     if api_faults is not None:
@@ -86,7 +93,9 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
         ending = _drive(agent_fn, agent_label, r)
         return _finish(r, ending), ending.interrupted
 
-    res, interrupted = _in_child(execute, r) if _isolated.wanted(r.store) else execute()
+    where, why = _isolated.placement(r.store)
+    res, interrupted = _in_child(execute, r) if where == "process" else execute()
+    res.isolation, res.isolation_reason = where, why
     if artifacts is not None:
         res.trace.write(Path(artifacts) / f"{safe_name(name)}.trace.jsonl")
     if interrupted is not None:
@@ -294,36 +303,27 @@ def _after_return(ending: _Ending, r: RunState, attempts: list[str], threads_bef
             ending = _Ending(AgentResult("CRASHED"), "threads",
                              f"the agent returned while threads it started still called tools: {', '.join(leftover)}; "
                              f"their calls were refused")
-    kept = _release_non_daemon(started) if started else []
+    kept, held = _release_non_daemon(started) if started else ([], [])
     if kept:
         ending.warnings.append(f"the agent left non-daemon threads running: {', '.join(kept)}; the process will "
                                f"not wait for them at exit")
+    if held:
+        ending.warnings.append(f"the agent left non-daemon threads running: {', '.join(held)}; this Python "
+                               f"({sys.version.split()[0]}) has no known way to keep the process from waiting for "
+                               f"them at exit: stop them in the agent, or start them with daemon=True")
     return ending
 
 
-def _release_non_daemon(started: list[threading.Thread]) -> list[str]:
-    """Threads the agent started that would keep the process from exiting: let it exit without them (names).
+def _release_non_daemon(started: list[threading.Thread]) -> tuple[list[str], list[str]]:
+    """Threads the agent started that would keep the process from exiting: let it exit without them.
 
-    At exit the interpreter joins every non-daemon thread; one blocked in C, or looping, would
-    hold the process (and the pytest session) forever. The thread runs on, but the interpreter
-    no longer waits for it, as for a daemon thread.
+    The names of the threads released, and of those the interpreter may still wait for (no
+    known mechanism on this Python: ``_internal.exits``). A released thread runs on, but the
+    interpreter no longer waits for it, as for a daemon thread.
     """
     kept = [t for t in started if t.is_alive() and not t.daemon]
-    for t in kept:
-        _as_daemon(t)
-    return sorted(t.name for t in kept)
-
-
-def _as_daemon(t: threading.Thread) -> None:
-    # CPython keeps the non-daemon threads to join at exit in threading._shutdown_locks; a
-    # thread marked daemon and dropped from it is not waited for. Private, so each step is guarded.
-    lock = getattr(t, "_tstate_lock", None)
-    locks = getattr(threading, "_shutdown_locks", None)
-    guard = getattr(threading, "_shutdown_locks_lock", None)
-    if lock is not None and locks is not None and guard is not None:
-        with guard:
-            locks.discard(lock)
-    t._daemonic = True  # type: ignore[attr-defined]
+    released = [(t.name, _exits.release(t)) for t in kept]
+    return sorted(n for n, ok in released if ok), sorted(n for n, ok in released if not ok)
 
 
 def _read_result(out: Any, run: RunState) -> _Ending:

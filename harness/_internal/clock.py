@@ -183,7 +183,7 @@ class _TimeSource:
         if clock is None:
             # Read freezegun's saved original at call time: a module-level alias would be
             # patched by freezegun's own module scan and recurse into this factory.
-            return _fz.real_datetime.now(_dt.timezone.utc).replace(tzinfo=None)
+            return _fz.real_datetime.now(_dt.UTC).replace(tzinfo=None)
         return EPOCH + _dt.timedelta(seconds=clock.t)
 
     # freezegun's API on factories; a test that ticks inside a run moves the run's clock.

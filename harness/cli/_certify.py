@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.output:
         raise CommandError("--output goes with --matrix")
     agent = resolve_agent_ref(args.agent)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     verdicts = run_each(scenarios, agent, args)
     passed = sum(v.passed for v in verdicts)
     print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed{errors_note(verdicts)}", file=sys.stderr)

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
     agent = resolve_agent_ref(args.agent)
     scenarios = load(args.paths, args.pattern, args.allow_imports)
     scenarios = select(scenarios, args.keyword)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     verdicts = run_each(scenarios, agent, args, seed=args.seed)
     failed = sum(verdict_status(v) == "fail" for v in verdicts)
     passed = sum(v.passed for v in verdicts)

@@ -11,7 +11,7 @@ import importlib.util
 import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from toolchaos.reports._levels import DEFAULT_LEVEL
 
 def now() -> datetime:
     # The harness installs freezegun process-wide; outside a run it returns the real time.
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(value: datetime | str | None) -> str:
@@ -33,8 +33,8 @@ def iso(value: datetime | str | None) -> str:
     if isinstance(value, str):
         return value
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def parse_iso(text: str) -> datetime | None:

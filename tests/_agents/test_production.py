@@ -3,7 +3,7 @@ ledger, the loop detector, budgets; then the runtime on small runs where each pi
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from toolchaos import Budgets, policies, run
@@ -17,7 +17,7 @@ from toolchaos._agents._production._retry_after import go_duration, header_wait,
 from toolchaos.errors import ToolError, ToolInvalidArgument, ToolNotFound, ToolPermissionDenied, ToolTimeout
 from toolchaos.fake_tools import Outcome, OutcomeClass, catalogue, retry
 
-NOW = datetime(2026, 1, 1, 0, 0, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
 
 
 # -- Retry-After ---------------------------------------------------------------------------------

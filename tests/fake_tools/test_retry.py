@@ -43,4 +43,4 @@ def test_a_client_takes_the_longest_wait_and_ignores_what_it_cannot_read():
 
 
 def test_the_epoch_is_the_virtual_clocks():
-    assert EPOCH == clock.EPOCH.replace(tzinfo=dt.timezone.utc)
+    assert EPOCH == clock.EPOCH.replace(tzinfo=dt.UTC)

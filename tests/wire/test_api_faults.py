@@ -94,7 +94,7 @@ def test_an_async_sdk_agent_runs_on_a_loop_whose_timers_are_virtual() -> None:
         before = loop.time()
         try:  # a timeout built on the loop's timers, not on asyncio.sleep: real time would hang here
             await asyncio.wait_for(asyncio.Event().wait(), timeout=50)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         waited = loop.time() - before
         a = await openai.AsyncOpenAI().chat.completions.create(model="m", messages=MSGS)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -47,7 +47,7 @@ def http_date(text: str, now: datetime) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:  # RFC 9110: an HTTP-date is always UTC
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return (when - now).total_seconds()
 
 
@@ -58,7 +58,7 @@ def rfc3339(text: str, now: datetime) -> float | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return (when - now).total_seconds()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from toolchaos._agents._production._budget import Budget
@@ -51,7 +51,7 @@ class Open:
 
 
 def _now_utc() -> datetime:
-    return datetime.now(timezone.utc)  # absolute retry times are compared with the wall clock
+    return datetime.now(UTC)  # absolute retry times are compared with the wall clock
 
 
 def _describe(name: str, args: Any) -> str:
