@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from toolchaos import Ceiling, policies, run
+from toolchaos import Ceiling, SqliteStore, policies, run
 from toolchaos._engine import isolated, set_isolation
 from toolchaos._internal import children
 from toolchaos.certification import run_scenario, suite
@@ -88,6 +88,7 @@ def test_the_store_world_and_ledger_come_back_as_in_process() -> None:
     assert {n: c.rows for n, c in there.world.collections.items()} == {n: c.rows for n, c in here.world.collections.items()}
     assert (there.terminal_state, there.answer, there.usage) == (here.terminal_state, here.answer, here.usage)
     assert there.trace.jsonl() == here.trace.jsonl()
+    assert (here.isolation, there.isolation) == ("none", "process")  # only the result says where it ran
 
 
 @needs_fork
@@ -132,13 +133,43 @@ def test_a_warm_catalogue_has_its_pools_before_any_fork() -> None:
     assert {"company", "sentence-5", "sentence-12"} <= set(_catalogue._pools)
 
 
-def test_runs_that_stay_in_process(isolated_runs: object) -> None:
-    assert isolated.wanted({})
+def test_runs_that_stay_in_process(isolated_runs: object, tmp_path: Path) -> None:
+    assert isolated.wanted({}) == hasattr(os, "fork")
     assert not isolated.wanted(object())  # a store that is not a plain dict (a database connection)
-    with isolated.in_process():
-        assert not isolated.wanted({})
+    assert isolated.placement(SqliteStore(tmp_path / "s.db"))[1] == (
+        "tools.store is a SqliteStore, not a plain dict: what it holds (a SqliteStore's database connection) must "
+        "not cross a fork")
+    with isolated.in_process("the caller's"):
+        with isolated.in_process("an inner runner's"):
+            assert not isolated.wanted({})
+            assert isolated.placement({}) == ("none", "the caller's")  # the outermost reason: the caller's
     with pytest.raises(ValueError, match="expected one of none, process"):
         set_isolation("thread")
+
+
+def test_a_run_says_how_it_ran(tmp_path: Path) -> None:
+    def asks_nothing(task, model, tools):  # type: ignore[no-untyped-def]
+        return "done"
+
+    plain = run(asks_nothing, **_stubborn())
+    assert (plain.isolation, plain.isolation_reason) == ("none", None)  # the session asked for nothing
+    restore = set_isolation("process")
+    try:
+        kept = run(asks_nothing, **_stubborn(), store=SqliteStore(tmp_path / "s.db"))
+    finally:
+        restore()
+    assert kept.isolation == "none" and (kept.isolation_reason or "").startswith("tools.store is a SqliteStore")
+
+
+@needs_fork
+def test_an_isolated_run_says_so_and_a_run_nested_in_it_says_why_it_shares_it(isolated_runs: object) -> None:
+    def nests(task, model, tools):  # type: ignore[no-untyped-def]
+        inner = run(lambda *_: "inner", **_stubborn())
+        return f"{inner.isolation}: {inner.isolation_reason}"
+
+    res = run(nests, **_stubborn())
+    assert (res.isolation, res.isolation_reason) == ("process", None)
+    assert res.answer == f"none: {isolated.NESTED}"
 
 
 @needs_fork

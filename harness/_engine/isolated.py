@@ -19,9 +19,10 @@ run CRASHED. Nothing the child sends is executed: frames are plain data, unpickl
 classes allowed, capped in size.
 
 Runs that stay in process even then: a nested run inside an isolated one, the runs an
-SDK or framework agent's own runner makes (their HTTP record lives in the caller), and a
-run whose ``store`` is not a plain dict (a ``SqliteStore`` keeps a database connection,
-which must not cross a fork). See docs/isolation.md.
+SDK or framework agent's own runner makes and ``toolchaos.wire`` runs (their HTTP record
+lives in the caller), and a run whose ``store`` is not a plain dict (a ``SqliteStore`` keeps
+a database connection, which must not cross a fork). ``placement`` says which, and why: the
+engine keeps it on the ``RunResult`` (``isolation``, ``isolation_reason``). See docs/isolation.md.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ _PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to 
 
 _mode = "none"
 _inside = False  # in an isolated child: its runs (nested ones) stay in it
-_suspended = threading.local()
+_suspended = threading.local()  # per thread: ``reasons``, one per ``in_process`` block entered in this thread
+NESTED = "a run started inside an isolated run: it shares that run's process"
+NO_FORK = "this platform has no os.fork"
 
 
 def default_for_certification() -> str:
@@ -86,20 +89,48 @@ def isolation() -> str:
     return _mode
 
 
+def placement(store: object) -> tuple[str, str | None]:
+    """How a run starting now executes, and why it stays here when ``process`` was asked for.
+
+    ``("process", None)``: in a child. ``("none", None)``: in this process, as the mode says.
+    ``("none", reason)``: in this process although the mode is ``process``. The reason of the
+    outermost ``in_process`` block of this thread wins: it is the caller's (an SDK agent's runner
+    that goes through ``toolchaos.wire.run`` is named as the SDK agent it is).
+    """
+    if _mode != "process":
+        return "none", None
+    if _inside:
+        return "none", NESTED
+    reasons: list[str] = getattr(_suspended, "reasons", [])
+    if reasons:
+        return "none", reasons[0]
+    if not hasattr(os, "fork"):
+        return "none", NO_FORK
+    if type(store) is not dict:
+        return "none", (f"tools.store is a {type(store).__name__}, not a plain dict: what it holds (a SqliteStore's "
+                        f"database connection) must not cross a fork")
+    return "process", None
+
+
 def wanted(store: object) -> bool:
     """Whether a run starting now executes in a child."""
-    return (_mode == "process" and not _inside and not getattr(_suspended, "depth", 0)
-            and hasattr(os, "fork") and type(store) is dict)
+    return placement(store)[0] == "process"
 
 
 @contextmanager
-def in_process() -> Iterator[None]:
-    """Runs started inside stay in this process (an agent kind's own runner calls the engine)."""
-    _suspended.depth = getattr(_suspended, "depth", 0) + 1
+def in_process(reason: str) -> Iterator[None]:
+    """Runs started inside, in this thread, stay in this process; ``reason`` says why (it goes on their result).
+
+    Thread-local: a caller that starts the run in a thread of its own enters it in that thread.
+    """
+    reasons: list[str] | None = getattr(_suspended, "reasons", None)
+    if reasons is None:
+        reasons = _suspended.reasons = []
+    reasons.append(reason)
     try:
         yield
     finally:
-        _suspended.depth -= 1
+        reasons.pop()
 
 
 # --- frames: what the child streams -------------------------------------------------------

@@ -34,6 +34,10 @@ class RunResult:
     rules_fired: dict[str, tuple[int, ...]] = field(default_factory=dict)  # per tool, the fault rules that fired
     rule_hits: dict[str, dict[int, int]] = field(default_factory=dict)  # per tool, rule index -> calls it answered
     warnings: list[str] = field(default_factory=list)  # what the run left behind that did not fail it (threads)
+    # How the run executed: "process" (in a contained child) or "none" (in this process), and, when the
+    # session asked for process isolation but the run stayed here, why (toolchaos._engine.isolated.placement).
+    isolation: str = "none"
+    isolation_reason: str | None = None
 
     @property
     def failed_to_run(self) -> bool:

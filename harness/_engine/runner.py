@@ -73,8 +73,8 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
         extra = {} if api_faults is None else {"api_faults": api_faults}
         # An in-process kind's runner is this run (isolated as any); another kind's keeps what its HTTP side recorded.
         staying: AbstractContextManager[None] = nullcontext() if agent.kind == IN_PROCESS else _isolated.in_process(
-            f"a {agent.kind} agent: its runner answers the agent's model over HTTP in this process and keeps the "
-            f"record of those requests here")
+            f"an agent of kind {agent.kind}: its runner answers the agent's model over HTTP in this process and "
+            f"keeps the record of those requests here")
         with staying:
             return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
                                 store=store, name=name, artifacts=artifacts, ledger=ledger, world=world, **extra)

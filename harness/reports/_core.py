@@ -174,6 +174,8 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "grade": v.grade.as_dict() if v.grade else None,
         "coverage": fault_coverage(r),
         "stop_report": json.loads(json.dumps(r.stop_report, default=str)) if r.stop_report else None,
+        # how the run executed: "process" (a contained child) or "none", and why it stayed here under process
+        "isolation": {"mode": r.isolation, "reason": r.isolation_reason},
         "trace": None,  # set when written: a path relative to the report directory
         "agent": v.agent,  # moved to the report's top level by build_report
     }

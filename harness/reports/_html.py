@@ -24,12 +24,15 @@ details.
 A tiny inline script marks the page with what the browser actually laid out, on ``<html>``:
 ``data-timelines-drawn`` (timelines with a non-empty box), ``data-charts``, ``data-axes``
 (time ticks), ``data-labels`` and ``data-label-overlaps`` (pairs of SVG labels whose boxes
-intersect, with ``data-overlap-examples``), which the project's browser test reads.
+intersect, with ``data-overlap-examples``), ``data-index-columns`` (the scenario table's column
+headers), ``data-index-shown`` (those in view without scrolling) and ``data-index-reachable``
+(those within its scrolling box's range), which the project's browser test reads.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -47,6 +50,7 @@ from toolchaos.reports._markdown import (
     ended_line,
     first_break,
     fixes_text,
+    isolation_line,
     scenario_cost_text,
     short,
     waste_line,
@@ -97,6 +101,7 @@ svg.timeline{width:100%;height:auto}.timeline-box{width:100%}
 .charts{display:flex;flex-wrap:wrap;gap:12px 32px}.charts figure{margin:0}
 .charts figcaption{font-weight:600;margin-bottom:4px}
 td.sid{min-width:240px}td.sid .desc{color:var(--muted);font-size:.85em}table.index{font-size:13px}
+table.index th,table.index td{padding:4px 6px}
 p.description{font-style:italic}
 .baseline{border:2px solid var(--line);border-radius:8px;padding:8px 16px;margin-bottom:16px}
 .baseline.regressed{border-color:var(--bad)}
@@ -116,7 +121,15 @@ if(p.left<o.right-0.5&&o.left<p.right-0.5&&p.top<o.bottom-0.5&&o.top<p.bottom-0.
 root.setAttribute('data-labels',String(labels));root.setAttribute('data-label-overlaps',String(bad.length));
 root.setAttribute('data-overlap-examples',bad.slice(0,5).join(' | '));
 root.setAttribute('data-charts',String(document.querySelectorAll('svg.chart').length));
-root.setAttribute('data-axes',String(document.querySelectorAll('svg.timeline .time-axis .tick').length));})();
+root.setAttribute('data-axes',String(document.querySelectorAll('svg.timeline .time-axis .tick').length));
+var ix=document.querySelector('table.index');if(ix){var box=ix.parentElement,br=box.getBoundingClientRect(),
+ox=getComputedStyle(box).overflowX,scrolls=ox==='auto'||ox==='scroll',hs=ix.querySelectorAll('th'),
+names=[],shown=[],reach=[];
+for(var m=0;m<hs.length;m++){var h=hs[m].getBoundingClientRect(),name=hs[m].textContent;names.push(name);
+if(h.left>=br.left-0.5&&h.right<=br.right+0.5){shown.push(name);}
+if(h.left>=br.left-0.5&&(h.right<=br.right+0.5||(scrolls&&h.right<=br.left+box.scrollWidth+0.5))){reach.push(name);}}
+root.setAttribute('data-index-columns',names.join('|'));root.setAttribute('data-index-shown',shown.join('|'));
+root.setAttribute('data-index-reachable',reach.join('|'));}})();
 """
 
 
@@ -126,6 +139,13 @@ def e(value: Any) -> str:
 
 def _f(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
+
+
+def breakable(name: Any) -> str:
+    """``name`` escaped, with a line-break opportunity after each dot and underscore: an invariant
+    name (``bounded.virtual_seconds``), an end state (``STOPPED_LOOP_GUARD``) may wrap in a narrow
+    table column instead of widening the table past the page."""
+    return re.sub(r"([._])", r"\1<wbr>", e(name))
 
 
 def anchor(sid: str) -> str:
@@ -514,11 +534,11 @@ def _index(report: Mapping[str, Any]) -> str:
     for s in _ordered(report["scenarios"]):
         f = s["figures"]
         grade = s.get("grade")
-        broke = f"<code>{e(s['first_broken'])}</code>" if s.get("first_broken") else ""
+        broke = f"<code>{breakable(s['first_broken'])}</code>" if s.get("first_broken") else ""
         out.append(f"<tr><td><span class=\"badge {e(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
                    f"<td class=sid><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a>"
-                   f"<div class=desc>{e(short(s.get('description')))}</div></td><td>{e(s['category'])}</td>"
-                   f"<td>{e(s['severity'])}</td><td class=broke>{broke}</td><td>{e(s['terminal_state'])}</td>"
+                   f"<div class=desc>{e(short(s.get('description')))}</div></td><td>{breakable(s['category'])}</td>"
+                   f"<td>{e(s['severity'])}</td><td class=broke>{broke}</td><td>{breakable(s['terminal_state'])}</td>"
                    f"<td class=n>{f['executions']}</td><td class=n>{f['side_effects']}</td>"
                    f"<td class=n>{f['tokens']:,}</td><td class=n>{e(usd(s['cost']['usd']))}</td>"
                    f"<td>{e(grade['level']) if grade else ''}</td></tr>")
@@ -625,6 +645,8 @@ def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
         out.append(f"<p>Stop reason: {e(s['reason'])}</p>")
     if s.get("error"):
         out.append(f"<p>Error: <code>{e(s['error'])}</code></p>")
+    if isolation_line(s):
+        out.append(f"<p class=\"muted\">{e(isolation_line(s))}.</p>")
     if s.get("grade"):
         out.append(f"<p class=\"waste {e(s['grade']['level'])}\">{e(waste_line(s['grade']))}.</p>")
     out.append(f'<div class="timeline-box">{timeline_svg(s, events)}</div>')

@@ -68,6 +68,12 @@ def ended_line(s: Mapping[str, Any]) -> str:
             f"{f['virtual_seconds']:g} s virtual{stop}")
 
 
+def isolation_line(s: Mapping[str, Any]) -> str | None:
+    """Why the run stayed in this process although the session asked for process isolation; None otherwise."""
+    reason = (s.get("isolation") or {}).get("reason")  # a report written before the key existed has none
+    return f"Ran in process under process isolation: {reason}" if reason else None
+
+
 def _n(count: int, what: str) -> str:
     return f"{count:,} {what}{'' if count == 1 else 's'}"
 
@@ -279,6 +285,8 @@ def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
         out += [f"Stop reason: {cell(s['reason'])}", ""]
     if s.get("error"):
         out += [f"Error: {code(s['error'])}", ""]
+    if isolation_line(s):
+        out += [f"{cell(isolation_line(s))}.", ""]
     if s.get("grade"):
         out += [f"{cell(waste_line(s['grade']))}.", ""]
     out += ["| Invariant | Expected | Actual | Where | Why |", "|---|---|---|---|---|"]

@@ -207,7 +207,8 @@ class Server:
 
     def _run(self) -> None:
         try:
-            with in_process():  # the run's toolbox is driven by this process's HTTP threads: never a child's copy
+            with in_process("toolchaos serve: the run is driven over HTTP by this process's server threads (the "
+                            "agent is a client of its own), which need the run here, not a child's copy"):
                 res = engine_run(self._agent, task=str(self.task), tools=self.tools, policy=self.policy,
                                  seed=self.seed, budgets=self.budgets, ceiling=self.ceiling, store=self.store,
                                  name=self.name, artifacts=self.artifacts, world=self.world)

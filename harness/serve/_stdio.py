@@ -30,7 +30,7 @@ def serve_mcp_stdio(scenario: Any, *, seed: int | None = None, artifacts: str | 
         finally:
             loop.close()
 
-    with in_process():  # stdin and stdout are the client's: the run stays with them, in this process
+    with in_process("toolchaos serve over stdio: stdin and stdout are the client's, so the run stays with them here"):
         return engine_run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(),
                           seed=scenario.seed if seed is None else seed, budgets=scenario.budgets,
                           ceiling=_with_watchdog(scenario.ceiling, real_seconds), name=scenario.name,

@@ -35,7 +35,7 @@ from typing import Any, TypeVar, cast
 from toolchaos._agents import SDK, invoke, resolve_agent
 from toolchaos._agents import label as agent_label
 from toolchaos._agents._kinds import ENV_MARK, env_parameter
-from toolchaos._engine import ModelClient, RunResult, Toolbox
+from toolchaos._engine import ModelClient, RunResult, Toolbox, in_process
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling, session_real_seconds
@@ -48,6 +48,11 @@ from toolchaos.wire._server import ALL_APIS, ANTHROPIC_DEFAULT, APIS, OPENAI_DEF
 from toolchaos.wire._tools import Patches, WireTool, check_targets
 
 FAKE_API_KEY = "sk-toolchaos-not-a-real-key"
+# Why a wire run stays in process under --chaos-isolation=process (RunResult.isolation_reason, the report's entry).
+WIRE_RUN = ("a toolchaos.wire run: the agent's model requests are answered over HTTP in this process, which keeps "
+            "the record of them")
+WIRE_SESSION = ("a chaos.wire block (toolchaos.wire.session): the agent is the caller's own code, running in the "
+                "caller's thread, and the wire's record of its HTTP requests is kept in this process")
 _F = TypeVar("_F")
 # The real-time watchdog's default for SDK agents: an SDK's first request in a process
 # builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
@@ -320,8 +325,9 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
         ceiling = replace(ceiling or Ceiling(), real_seconds=SDK_REAL_SECONDS)
     _exporters_on_real_time()
     try:
-        res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
-                         ceiling=ceiling, store=store, name=name, artifacts=artifacts, world=world)
+        with in_process(WIRE_RUN):  # the wire, its record of the requests and the agent's objects are this process's
+            res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
+                             ceiling=ceiling, store=store, name=name, artifacts=artifacts, world=world)
     finally:
         _exporters_on_real_time()
     wire = holder.get("wire")
@@ -387,7 +393,10 @@ def session(*, tools: Iterable[FakeTool], policy: Any, task: str = "chaos.wire",
 
     def drive() -> None:
         try:
-            box["result"] = run(block, task=task, tools=tools, policy=policy, **options)
+            # Entered here: staying in process is per thread, and this thread starts the run. In a child
+            # the block would run in a copy of this process, and the test's own thread would wait for it.
+            with in_process(WIRE_SESSION):
+                box["result"] = run(block, task=task, tools=tools, policy=policy, **options)
         except BaseException as exc:  # a usage error before the run: raised in the caller's thread
             box["crash"] = exc
         finally:
