@@ -199,6 +199,43 @@ def test_an_agent_swallowing_the_ceiling_still_ends():
     assert r.total_executions == 1000
 
 
+
+def test_a_loop_that_swallows_every_exception_is_ended_at_its_jump_and_the_events_stop():
+    # Where an asynchronous exception lands is the interpreter's choice; from 3.12 on it lands
+    # inside the call nearly every time and the loop swallows it. The watchdog then raises at the
+    # loop's backward jump (sys.monitoring), and lets go of the interpreter's events after the run.
+    import sys
+
+    firings: list[int] = []
+    real = _watchdog._interrupt
+
+    def counted(w):
+        firings.append(w.token)
+        real(w)
+
+    def busy():
+        return sum(range(50))
+
+    def swallows(task, model, tools):
+        while True:
+            try:
+                busy()
+            except BaseException:
+                pass
+
+    _watchdog._interrupt = counted
+    try:
+        r, took = go(swallows)
+    finally:
+        _watchdog._interrupt = real
+    assert r.terminal_state == "WATCHDOG" and took < LIMIT + SLACK
+    assert len(firings) <= _watchdog._JUMP_AFTER + 2, len(firings)  # not hundreds
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        assert all(monitoring.get_tool(t) != "toolchaos-watchdog" for t in range(6))
+        assert _watchdog._jump_tool is None and not _watchdog._at_jump
+    a_healthy_run_still_works()
+
 # --- threads ------------------------------------------------------------------------------
 
 

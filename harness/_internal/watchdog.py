@@ -32,6 +32,15 @@ no collection can start between the firing and the exception's arrival. Its own 
 bracket everyone else's (first at "start", last at "stop"), re-placed at every ``arm``, and
 removed when no run is armed (a signal's exception can land in any Python gc callback).
 
+An agent that swallows every exception in a tight loop (``while True: try: call() except
+BaseException: pass``) is ended when an exception lands outside its ``try``: at the loop's
+backward jump. Where an asynchronous exception lands is the interpreter's choice; from CPython
+3.12 on it nearly always lands inside the call, where the loop swallows it again (seen here:
+~190 firings, 10 to 30 s, against 2 on 3.11). So from a run's third firing on, where
+``sys.monitoring`` exists, the watchdog also asks for the interpreter's JUMP events (a free
+tool id, the whole process, only until no firing is pending) and raises the exception from the
+jump itself, in the run's thread and only where a firing may land.
+
 The watchdog thread runs untraced and unprofiled. On CPython 3.11 an asynchronous
 exception queued for a thread blocked in C keeps the interpreter's "eval breaker" set
 until that thread runs again, and a traced or profiled thread then re-dispatches its next
@@ -72,6 +81,7 @@ class _Watch:
     fuse: float  # real deadline whatever the progress
     fired: bool = False
     why: str = ""  # "stuck" | "fuse", once fired
+    firings: int = 0
 
 
 _watches: list[_Watch] = []  # armed runs, outermost first
@@ -210,6 +220,63 @@ def _interrupt(w: _Watch) -> None:  # pragma: no cover - untraced (see _loop)
             and signal.getsignal(_SIGNAL) is _on_signal):
         signal.pthread_kill(w.thread, _SIGNAL)
     w.fired = True
+    w.firings += 1
+    if w.firings >= _JUMP_AFTER:
+        _land_at_jump(w.thread)
+
+
+# --- a firing raised at a backward jump (a loop that swallows every exception; see the docstring) ---
+
+_JUMP_AFTER = 3  # firings an agent swallowed before the watchdog also raises at its jumps
+_jump_tool: int | None = None  # the sys.monitoring tool id in use, while any thread waits for a jump
+_at_jump: set[int] = set()  # threads whose next jump raises WatchdogExpired
+
+
+def _land_at_jump(thread: int) -> None:  # pragma: no cover - runs in the watchdog's thread
+    """Raise at the next backward jump of ``thread`` (once), where the interpreter can be asked to tell."""
+    global _jump_tool
+    monitoring: Any = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return  # before 3.12: the asynchronous exception lands at the jumps often enough
+    _at_jump.add(thread)
+    if _jump_tool is not None:
+        return
+    for tool in (3, 4):  # the ids Python leaves free for tools other than debuggers, coverage, profilers, optimisers
+        if monitoring.get_tool(tool) is None:
+            monitoring.use_tool_id(tool, "toolchaos-watchdog")
+            monitoring.register_callback(tool, monitoring.events.JUMP, _on_jump)
+            monitoring.set_events(tool, monitoring.events.JUMP)
+            _jump_tool = tool
+            return
+    _at_jump.discard(thread)  # both taken: the asynchronous exception and the signal go on alone
+
+
+def _on_jump(code: CodeType, offset: int, destination: int) -> Any:
+    """A backward jump, in any thread: raise the pending firing if it is this thread's and may land here."""
+    me = threading.get_ident()
+    if me not in _at_jump or code in _holding:
+        return None
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(_WALK):
+        if frame is None or frame.f_code in _interruptible:
+            break
+        if frame.f_code in _holding:
+            return None
+        frame = frame.f_back
+    _at_jump.discard(me)
+    raise WatchdogExpired()
+
+
+def _stop_jumps(thread: int) -> None:
+    """The run of ``thread`` is over: no jump of it raises, and the events stop when no thread waits."""
+    global _jump_tool
+    _at_jump.discard(thread)
+    if _jump_tool is not None and not _at_jump:
+        monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 - 3.12+, and mypy checks for 3.11
+        monitoring.set_events(_jump_tool, 0)
+        monitoring.register_callback(_jump_tool, monitoring.events.JUMP, None)
+        monitoring.free_tool_id(_jump_tool)
+        _jump_tool = None
 
 
 def _poll() -> None:  # pragma: no cover - runs untraced, so coverage cannot record it
@@ -376,6 +443,8 @@ def disarm(token: int) -> str:
                         reason, fired = w.why, w.fired
                         _watches.remove(w)
                         break
+                if _jump_tool is not None:
+                    _stop_jumps(threading.get_ident())
                 _resume(threading.get_ident())
             if fired:  # only a run the watchdog fired at can have one still queued
                 clear_pending()
