@@ -13,23 +13,27 @@ sample arguments find. Options set how the API treats idempotency keys (``--idem
 ``--lossy``), add the read that finds a write (``--lookup``) and write a 429's wait in
 another form (``--retry-form``). The file is checked by the scenario loader
 (``toolchaos.scenario``) before it is written, so a scaffold never needs fixing to load.
+``--python-tool NAME`` writes the same test as Python instead: a fake tool of the user's own,
+NAME, shaped like TOOL and defined with ``fake_tool``, and a chaos test of it (``_new_python``).
 """
 
 from __future__ import annotations
 
 import argparse
+import keyword
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolchaos.cli import _new_python
 from toolchaos.errors import CommandError, ScenarioError, did_you_mean
-from toolchaos.fake_tools import catalogue
+from toolchaos.fake_tools import FakeTool, catalogue
 from toolchaos.fake_tools.faults import FAULTS
 from toolchaos.fake_tools.retry import FORMS, SECONDS
 
-HELP = "scaffold a scenario file (*.chaos.yaml) for a catalogue tool and a fault"
+HELP = "scaffold a scenario file (*.chaos.yaml), or a fake tool in Python and its test, for a catalogue tool and a fault"
 EXAMPLES = """\
   toolchaos new fetch_invoice timeout                 # writes fetch_invoice-timeout.chaos.yaml
   toolchaos new charge_payment timeout -o tests/chaos/payment-lost.chaos.yaml
@@ -38,6 +42,7 @@ EXAMPLES = """\
   toolchaos new read_record stale                     # a read-after-write from a lagging replica
   toolchaos new fetch_invoice transient --retry-form x-ratelimit-reset-tokens
   toolchaos new search empty --severity critical --stdout
+  toolchaos new charge_payment timeout --python-tool refund_order   # fake_refund_order.py + its test
   toolchaos list tools faults                         # what TOOL and FAULT can be"""
 
 SCHEMA_LINE = "# yaml-language-server: $schema={url}"
@@ -236,18 +241,10 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
     once a response was delivered); ``lookup``: the read that finds the tool's writes is in the
     scenario too; ``retry_form``: how a 429 writes its wait.
     """
-    if tool_name not in catalogue.NAMES:
-        raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "
-                           f"(tools: {', '.join(catalogue.NAMES)})")
-    if fault not in FAULTS:
-        raise CommandError(f"unknown fault kind {fault!r}{did_you_mean(fault, FAULTS)} (faults: {', '.join(FAULTS)})")
-    tool = catalogue.get(tool_name)
+    tool = _catalogue_tool(tool_name, fault)
     _check_options(tool, fault, idempotency, lossy, lookup, retry_form)
     tpl = _template(fault, tool.side_effect)
-    expect = [_fill(e, tool_name) for e in tpl.expect]
-    writer = PAIRS.get(tool_name) if fault == "stale" else tool_name if tool.side_effect else None
-    if writer is not None:
-        expect = [{"max_side_effects": {"n": tpl.effects, "tool": writer}}, "idempotent", *expect]
+    expect = _expectations(tool, fault, tpl, tool_name)
     sid = scenario_id or f"{tool_name}-{fault}".replace("_", "-")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", sid):
         raise CommandError(f"--id {sid!r}: use letters, digits, '.', '_' and '-', starting with a letter or digit")
@@ -267,8 +264,7 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
         f"severity: {severity or tpl.severity}",
         f"tags: {_flow([fault, tool_name])}",
         "description: >",
-        *_wrap(tpl.why + (f" The wait comes as {retry_form}, not as seconds: the runtime must read that form."
-                          if retry_form != SECONDS else "")),
+        *_wrap(_why(tpl, retry_form)),
         f"task: {_flow(task)}",
     ]
     if tool_name in SAMPLE_WORLD:
@@ -305,6 +301,67 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
 
 
 LOOKUPS = {write: read for read, write in PAIRS.items()}
+
+
+def _catalogue_tool(tool_name: str, fault: str) -> FakeTool:
+    if tool_name not in catalogue.NAMES:
+        raise CommandError(f"no catalogue tool {tool_name!r}{did_you_mean(tool_name, catalogue.NAMES)} "
+                           f"(tools: {', '.join(catalogue.NAMES)})")
+    if fault not in FAULTS:
+        raise CommandError(f"unknown fault kind {fault!r}{did_you_mean(fault, FAULTS)} (faults: {', '.join(FAULTS)})")
+    return catalogue.get(tool_name)
+
+
+def _why(tpl: Template, retry_form: str) -> str:
+    if retry_form == SECONDS:
+        return tpl.why
+    return f"{tpl.why} The wait comes as {retry_form}, not as seconds: the runtime must read that form."
+
+
+def _expectations(tool: FakeTool, fault: str, tpl: Template, name: str) -> list[Any]:
+    """The template's invariants for the tool called ``name``; a side effect's count and idempotency first."""
+    expect = [_fill(e, name) for e in tpl.expect]
+    writer = PAIRS.get(tool.name) if fault == "stale" else name if tool.side_effect else None
+    if writer is not None:
+        expect = [{"max_side_effects": {"n": tpl.effects, "tool": writer}}, "idempotent", *expect]
+    return expect
+
+
+def python_scaffold(tool_name: str, fault: str, name: str, *, idempotency: str | None = None, lossy: bool = False,
+                    retry_form: str = SECONDS) -> dict[str, str]:
+    """File name -> text: a fake tool of your own, ``name``, shaped like a catalogue tool, and its chaos test.
+
+    The same template as ``scaffold`` (schedule, model behaviour, invariants), written in Python.
+    """
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise CommandError(f"--python-tool {name!r}: the tool's name is a Python name too (letters, digits and '_', "
+                           "not starting with a digit), e.g. refund_order")
+    tool = _catalogue_tool(tool_name, fault)
+    _check_options(tool, fault, idempotency, lossy, False, retry_form)
+    if fault == "stale":
+        raise CommandError("a stale read needs the catalogue write it lags behind: scaffold it as a scenario file "
+                           "(leave out --python-tool)")
+    tpl = _template(fault, tool.side_effect)
+    flags, api = _api_settings(idempotency, lossy)
+    flags += [f"--retry-form {retry_form}"] * (retry_form != SECONDS)
+    own = tool.schedule.default.to_data()  # the catalogue tool's own default answer (list_records pages)
+    return _new_python.render(_new_python.Sketch(
+        command=" ".join(["toolchaos new", tool_name, fault, *flags, "--python-tool", name]),
+        name=name, shape=tool, fault=fault, title=tpl.title.format(tool=name), why=_why(tpl, retry_form),
+        faults=_with_form(tpl.faults, retry_form), default=tpl.default if tpl.default is not None or own == "ok" else own,
+        policy=tpl.policy, args=_sample_args(tool), expect=_expectations(tool, fault, tpl, name),
+        task=SAMPLE_TASKS.get(tool_name, f"Use {name} to finish the task."), world=SAMPLE_WORLD.get(tool_name), api=api))
+
+
+def _api_settings(idempotency: str | None, lossy: bool) -> tuple[list[str], tuple[tuple[str, Any], ...]]:
+    """The command's flags for how the API treats keys, and the ``fake_tool`` arguments they stand for."""
+    flags: list[str] = []
+    api: tuple[tuple[str, Any], ...] = ()
+    if idempotency is not None:
+        flags, api = [f"--idempotency {idempotency}"], (("idempotency", idempotency),)
+    if lossy:
+        flags, api = [*flags, "--lossy"], (*api, ("honoured_after_applied", False))
+    return flags, api
 
 
 def _check_options(tool: Any, fault: str, idempotency: str | None, lossy: bool, lookup: bool, form: str) -> None:
@@ -364,11 +421,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="add the catalogue read that finds the tool's writes (get_charge for charge_payment, ...)")
     parser.add_argument("--retry-form", default=SECONDS, metavar="FORM",
                         help=f"how a 429 writes its wait (with the fault transient): {', '.join(FORMS)}")
+    parser.add_argument("--python-tool", metavar="NAME",
+                        help="instead of a scenario: a fake tool of your own, NAME, shaped like TOOL, in Python "
+                             "(fake_NAME.py, defined with fake_tool) and a chaos test of it (test_NAME_FAULT.py); "
+                             "-o is then a directory")
     parser.add_argument("--stdout", action="store_true", help="print the scenario instead of writing a file")
     parser.add_argument("--force", action="store_true", help="overwrite an existing file")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.python_tool is not None:
+        return _run_python(args)
     text = scaffold(args.tool, args.fault, scenario_id=args.scenario_id, severity=args.severity,
                     category=args.category, idempotency=args.idempotency, lossy=args.lossy, lookup=args.lookup,
                     retry_form=args.retry_form)
@@ -389,3 +452,49 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {path}")
     print(f"try it:  toolchaos run {path} --agent builtin:guarded")
     return 0
+
+
+def _run_python(args: argparse.Namespace) -> int:
+    """``--python-tool``: the tool's module and its test, written into a directory (or printed)."""
+    given = [flag for flag, value in (("--id", args.scenario_id), ("--severity", args.severity),
+                                      ("--category", args.category), ("--lookup", args.lookup)) if value]
+    if given:
+        raise CommandError(f"{', '.join(given)}: for a scenario file; --python-tool writes a Python test, which has "
+                           "no such field (leave out one or the other)")
+    files = python_scaffold(args.tool, args.fault, args.python_tool, idempotency=args.idempotency, lossy=args.lossy,
+                            retry_form=args.retry_form)
+    for name, text in files.items():
+        validate_python(text, name)
+    if args.stdout:
+        sys.stdout.write("\n".join(f"# ---- {name} ----\n{text}" for name, text in files.items()))
+        return 0
+    directory = Path(args.output or ".")
+    if directory.is_file() or directory.suffix in (".py", ".yaml", ".yml"):
+        raise CommandError(f"-o {args.output}: with --python-tool, -o is a directory (the tool's module and its test "
+                           "are written in it)")
+    paths = _write_all(directory, files, args.force)
+    print(f"try it:  pytest --chaos {paths[-1]}")
+    return 0
+
+
+def _write_all(directory: Path, files: dict[str, str], force: bool) -> list[Path]:
+    """Every file or none: one that is there already stops them all (unless ``force``)."""
+    paths = [directory / name for name in files]
+    existing = [str(path) for path in paths if path.exists()]
+    if existing and not force:
+        raise CommandError(f"already there: {', '.join(existing)} (pass --force to overwrite)")
+    directory.mkdir(parents=True, exist_ok=True)
+    for path, text in zip(paths, files.values()):
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    return paths
+
+
+def validate_python(text: str, name: str) -> None:
+    """Compile the file; run the tool's module, so ``fake_tool`` checks every field of the definition."""
+    try:
+        code = compile(text, name, "exec")
+        if name.startswith("fake_"):
+            exec(code, {"__name__": name.removesuffix(".py")})
+    except Exception as exc:  # the scaffold's own bug, not the user's input
+        raise CommandError(f"the scaffold {name} does not load (please report this): {exc}", code=3) from None

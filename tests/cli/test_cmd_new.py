@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from toolchaos.cli import main
-from toolchaos.cli._new import TEMPLATES, scaffold
+from toolchaos.cli._new import TEMPLATES, _template, python_scaffold, scaffold
 from toolchaos.errors import CommandError
 from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools.faults import FAULTS
@@ -96,6 +97,13 @@ def test_output_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     (["new", "fetch_invoice", "timout"], "unknown fault kind 'timout'; did you mean 'timeout'?"),
     (["new", "search", "empty", "--id", "bad id!"], "--id 'bad id!': use letters, digits"),
     (["new", "search", "empty", "-o", "x.yaml"], "x.yaml: scenario files are named *.chaos.yaml"),
+    (["new", "charge_payment", "timeout", "--python-tool", "refund-order"], "--python-tool 'refund-order': the tool"),
+    (["new", "fetch_invoce", "timeout", "--python-tool", "own"], "no catalogue tool 'fetch_invoce'; did you mean"),
+    (["new", "read_record", "stale", "--python-tool", "own"], "a stale read needs the catalogue write it lags behind"),
+    (["new", "fetch_invoice", "timeout", "--python-tool", "own", "--lossy"], "fetch_invoice takes no idempotency key"),
+    (["new", "charge_payment", "timeout", "--python-tool", "own", "--lookup"], "--lookup: for a scenario file"),
+    (["new", "search", "empty", "--python-tool", "own", "--id", "a", "--severity", "minor"], "--id, --severity: for"),
+    (["new", "search", "empty", "--python-tool", "own", "-o", "own.py"], "-o own.py: with --python-tool, -o is a dir"),
 ])
 def test_user_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -145,3 +153,63 @@ def test_options_that_do_not_fit_are_one_line_errors(argv: list[str], message: s
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["new", *argv, "--stdout"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_every_python_tool_scaffold_passes_against_the_reference_agent(pytester: pytest.Pytester) -> None:
+    """``--python-tool``, for every catalogue tool's shape and fault: the module and its test run under pytest --chaos.
+
+    The guarded reference passes every one; the naive loop fails at least the loop, side-effect and fatal ones.
+    """
+    must_fail = set()
+    for tool in catalogue.NAMES:
+        for fault in (f for f in FAULTS if f != "stale"):  # a stale read is a scenario file's (its write is a pair)
+            for name, text in python_scaffold(tool, fault, f"own_{tool}_on_{fault}").items():
+                (pytester.path / name).write_text(text, encoding="utf-8")
+            if _template(fault, catalogue.get(tool).side_effect).category in ("loops", "side_effects") or fault == "fatal":
+                must_fail.add(f"test_own_{tool}_on_{fault}_{fault}")
+    written = len(list(pytester.path.glob("test_*.py")))
+    assert written == len(catalogue.NAMES) * (len(FAULTS) - 1)
+    pytester.runpytest("--chaos").assert_outcomes(passed=written)
+    _, _, failed = pytester.inline_run("--chaos", "--chaos-agent=builtin:naive").listoutcomes()
+    assert must_fail <= {report.nodeid.rsplit("::", 1)[1] for report in failed}
+
+
+@pytest.mark.parametrize("tool", catalogue.NAMES)
+def test_the_python_tool_is_the_scenario_scaffold_s_tool_under_its_own_name(tool: str) -> None:
+    for fault in (f for f in FAULTS if f != "stale"):
+        defined: dict[str, Any] = {}
+        exec(python_scaffold(tool, fault, "own")["fake_own.py"], defined)
+        in_yaml = load(scaffold(tool, fault), "s.chaos.yaml").tools[-1]
+        assert defined["own"].spec() == {**in_yaml.spec(), "name": "own"}, fault
+        assert defined["own"].schedule == in_yaml.schedule, fault
+
+
+def test_python_tool_api_options_and_retry_form() -> None:
+    files = python_scaffold("charge_payment", "transient", "refund_order", idempotency="ignored", lossy=True,
+                            retry_form="http_date")
+    defined: dict[str, Any] = {}
+    exec(files["fake_refund_order.py"], defined)
+    tool = defined["refund_order"]
+    assert (tool.idempotency, tool.honoured_after_applied) == ("ignored", False)
+    assert tool.schedule.rules[0].outcome.retry_form == "http_date"
+    assert ("toolchaos new charge_payment transient --idempotency ignored --lossy --retry-form http_date "
+            "--python-tool refund_order") in files["test_refund_order_transient.py"]
+
+
+def test_writes_the_python_tool_and_its_test(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["new", "charge_payment", "timeout", "--python-tool", "refund_order", "-o", "tests"]
+    assert main(argv) == 0
+    module, test = Path("tests", "fake_refund_order.py"), Path("tests", "test_refund_order_timeout.py")
+    assert capsys.readouterr().out == f"wrote {module}\nwrote {test}\ntry it:  pytest --chaos {test}\n"
+    assert "refund_order = fake_tool(" in module.read_text() and "from fake_refund_order import" in test.read_text()
+    pytester.runpytest("--chaos", "tests").assert_outcomes(passed=1)
+
+    test.write_text("mine\n")
+    assert main(argv) == 2
+    assert f"already there: {module}, {test} (pass --force to overwrite)" in capsys.readouterr().err
+    assert test.read_text() == "mine\n"
+    assert main([*argv, "--force"]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {module}\nwrote {test}\n")
+    assert main(["new", "charge_payment", "timeout", "--python-tool", "refund_order", "--stdout"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("# ---- fake_refund_order.py ----\n") and test.read_text() in printed
