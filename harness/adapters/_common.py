@@ -37,7 +37,8 @@ def require(framework: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(f"{framework} is not installed: pip install 'toolchaos[{extra}]' ({exc})") from exc
+        raise ImportError(f"{framework} is not installed: pip install 'CLONE[{extra}]' (CLONE: the path of your "
+                          f"toolchaos clone; the README's 'Use it in your project') ({exc})") from exc
 
 
 def ending(*, answer: Any = None, limit: str | None = None, error: BaseException | None = None) -> Any:

@@ -41,7 +41,8 @@ def serve_api() -> Any:
         import toolchaos.serve as serve
     except ImportError as exc:
         raise CommandError(f"this command needs the serve extra ({exc.name} is missing): "
-                           f"pip install 'toolchaos[serve]'") from None
+                           f"pip install 'CLONE[serve]' (CLONE: the path of your toolchaos clone; the README's "
+                           f"'Use it in your project')") from None
     return serve
 
 

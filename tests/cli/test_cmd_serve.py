@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolchaos[serve]")
+pytest.importorskip("uvicorn", reason="needs the serve extra")
 
 from toolchaos.cli import main
 
@@ -65,4 +65,4 @@ def test_without_the_serve_extra_the_commands_say_what_to_install(monkeypatch: p
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "toolchaos.serve", None)  # an import of it fails, as without the extra
     assert main(["mcp", str(LOOP_YAML)]) == 2
-    assert "pip install 'toolchaos[serve]'" in capsys.readouterr().err
+    assert "pip install 'CLONE[serve]' (CLONE: the path of your toolchaos clone" in capsys.readouterr().err
