@@ -86,12 +86,19 @@ def printable(text: str) -> str:
     return _CONTROLS.sub(_escaped, _ESCAPES.sub("", text))
 
 
-def did_you_mean(word: object, known: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``known``, or ``""`` when none is close."""
+def did_you_mean(word: object, known: Iterable[str], *, several: bool = False, prefix: str = "") -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``known``, or ``""`` when none is close.
+
+    ``several``: up to three close names, closest first (``"; did you mean 'run' or 'rerun'?"``);
+    ``prefix`` is put before each name shown (a package's dotted path before a module's name).
+    """
     import difflib  # only an error message needs it: keeps importing toolchaos cheap
 
-    close = difflib.get_close_matches(str(word), list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = [prefix + c for c in difflib.get_close_matches(str(word), list(known), n=3 if several else 1, cutoff=0.6)]
+    if not close:
+        return ""
+    names = [repr(c) for c in close]
+    return f"; did you mean {' or '.join(names) if len(names) < 3 else ', '.join(names[:-1]) + ' or ' + names[-1]}?"
 
 
 # --- what some messages read -------------------------------------------------------------
@@ -348,8 +355,12 @@ class InvariantViolation(AgentFailure):
         super().__init__(printable(render_violations(result, self.violations)))
 
 
-def render_violations(result: _RunResult, violations: Sequence[_Violation]) -> str:
-    """What broke and where, the run's summary and the trace around the first break."""
+def render_violations(result: _RunResult, violations: Sequence[_Violation], reproduce: str | None = None) -> str:
+    """What broke and where, the run's summary and the trace around the first break.
+
+    ``reproduce``: the line that says how to run it again, when the run's seed alone does not
+    (a fuzzed case: its schedule was drawn); by default ``reproduce_line``.
+    """
     first = violations[0]
     lines = [first.headline()]
     lines += [f"also: {v.headline()}" for v in violations[1:]]
@@ -363,7 +374,7 @@ def render_violations(result: _RunResult, violations: Sequence[_Violation]) -> s
     lines.append(result.trace.table(around=first.seq if first.seq is not None else None, radius=6)
                  if first.seq is not None else result.trace.table(around=len(result.trace), radius=10))
     lines.append(trace_file_line(result))
-    lines.append(reproduce_line(result.seed))
+    lines.append(reproduce or reproduce_line(result.seed))
     return "\n".join(lines)
 
 

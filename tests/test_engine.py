@@ -182,7 +182,7 @@ def test_count_tokens_is_the_prompt_a_turn_reports_and_not_a_turn():
 def test_unknown_agent_reference_is_a_clear_error():
     from toolchaos._agents import AgentRefError
 
-    with pytest.raises(AgentRefError, match=r"did you mean 'guarded'"):
+    with pytest.raises(AgentRefError, match=r"did you mean 'builtin:guarded'"):
         run("builtin:gaurded", task="t", tools=search_tools(), policy=policies.scripted([]))
     with pytest.raises(AgentRefError, match="cannot import"):
         run("no_such_module_xyz:agent", task="t", tools=search_tools(), policy=policies.scripted([]))

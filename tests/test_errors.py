@@ -107,6 +107,9 @@ def test_did_you_mean_has_one_implementation() -> None:
 
     assert errors.did_you_mean("gaurded", ["naive", "guarded"]) == "; did you mean 'guarded'?"
     assert errors.did_you_mean(3, ["naive"]) == ""
+    known = ["rerun", "run", "runs", "ruin", "other"]
+    assert errors.did_you_mean("runn", known, several=True) == "; did you mean 'run', 'runs' or 'ruin'?"
+    assert errors.did_you_mean("rrun", ["rerun", "run"], several=True, prefix="m.") == "; did you mean 'm.rerun' or 'm.run'?"
     assert _faults.did_you_mean is errors.did_you_mean and _load.did_you_mean is errors.did_you_mean
 
 

@@ -64,8 +64,8 @@ def _load(ref: str, kind: str) -> Any:
     if module != "builtin":
         return import_ref(target)
     if attr not in BUILTIN:
-        raise AgentRefError(f"no built-in agent {attr!r}{did_you_mean(attr, BUILTIN)}; "
-                            f"built-in: {', '.join('builtin:' + n for n in BUILTIN)}")
+        raise AgentRefError(f"no built-in agent {attr!r}{did_you_mean(attr, BUILTIN, several=True, prefix='builtin:')}"
+                            f" (built-in: {', '.join('builtin:' + n for n in BUILTIN)})")
     return BUILTIN[attr]
 
 

@@ -79,13 +79,43 @@ def import_ref(ref: str) -> Any:
         with real_datetime():  # the agent's own imports (LangChain's pydantic.v1) under the installed clock
             obj: Any = importlib.import_module(module)
     except ImportError as exc:
-        raise AgentRefError(f"agent reference {ref!r}: cannot import {module!r} ({exc})") from None
+        raise AgentRefError(f"agent reference {ref!r}: cannot import {module!r} ({exc})"
+                            f"{_module_hint(module, exc)}") from None
+    owner = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise AgentRefError(f"agent reference {ref!r}: {module!r} has no attribute {attr!r}") from None
+            raise AgentRefError(f"agent reference {ref!r}: {owner!r} has no attribute {part!r}"
+                                f"{did_you_mean(part, _names(obj, part), several=True)}") from None
+        owner = f"{owner}:{part}" if owner == module else f"{owner}.{part}"
     return obj
+
+
+def _names(obj: Any, wanted: str) -> list[str]:
+    """What ``obj`` has that a reference could mean: its public names (private ones too when one was asked for)."""
+    try:
+        names = dir(obj)
+    except Exception:  # an object whose __dir__ fails: no suggestion, the message stands without one
+        return []
+    return [n for n in names if isinstance(n, str) and (wanted.startswith("_") or not n.startswith("_"))]
+
+
+def _module_hint(module: str, exc: ImportError) -> str:
+    """``; did you mean 'pkg.agent'?`` for a misspelled module: its siblings in the package that imported,
+    or the top-level modules on the path. Only a module that is not found gets one (not one that failed)."""
+    import pkgutil  # an error path only: keeps resolving a correct reference cheap
+
+    missing = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or not missing or not module.startswith(missing):
+        return ""
+    parent, _, leaf = missing.rpartition(".")
+    try:
+        where = importlib.import_module(parent).__path__ if parent else None
+        names = [m.name for m in pkgutil.iter_modules(where)]
+    except (ImportError, AttributeError):  # the parent is no package: nothing to list
+        return ""
+    return did_you_mean(leaf, names, several=True, prefix=f"{parent}." if parent else "")
 
 
 def recognise(obj: Any) -> str:

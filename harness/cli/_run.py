@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolchaos._agents import KINDS
+from toolchaos._agents import KINDS, PRESETS, PROCESS
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
@@ -31,9 +31,13 @@ EXAMPLES = """\
   toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
   toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
 
-# The agent reference every command takes (certify, run, replay): the kinds are toolchaos._agents.KINDS.
+# The agent reference every command takes (certify, run, replay): the kinds are toolchaos._agents.KINDS; a
+# process agent is not named 'process:module:attr' but by its program, a preset or a command line.
 AGENT_REF_HELP = ("'builtin:NAME', 'package.module:attr' (the kind recognised: an in-process or SDK agent, a "
-                  f"framework's agent object) or 'KIND:package.module:attr' (KIND: {', '.join(KINDS)})")
+                  "framework's agent object), 'KIND:package.module:attr' "
+                  f"(KIND: {', '.join(k for k in KINDS if k != PROCESS)}), or a program in its own process (the "
+                  f"serve extra; docs/process-agents.md): 'preset:NAME' (NAME: {', '.join(PRESETS)}) or "
+                  "'cmd:COMMAND LINE' (the task is its last argument)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -200,7 +204,40 @@ def _run(args: argparse.Namespace) -> int:
     failed = sum(verdict_status(v) == "fail" for v in verdicts)
     passed = sum(v.passed for v in verdicts)
     print(f"\n{passed} passed, {failed} failed{errors_note(verdicts)}", file=sys.stderr)
-    if not (args.report or args.require or could_not_call(verdicts)):
-        return 0 if all(v.passed for v in verdicts) else 1
+    print(printable(run_verdict(verdicts)), file=sys.stderr)  # agent-supplied text (an error): no escape sequences
+    if not (args.report or args.require):  # a report's level (and its exit status) only when one was asked for
+        return 2 if could_not_call(verdicts) else 0 if all(v.passed for v in verdicts) else 1
     meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
     return finish_command(args, verdicts, meta)
+
+
+def run_verdict(verdicts: list[Any]) -> str:
+    """The run's verdict, the command's last line: ``PASS: id: ...``, ``FAIL: id: INVARIANT broke at step N``,
+    ``ERROR: id: could not call agent ...``; for several scenarios, how many and which.
+
+    ERROR (a scenario that could not judge the agent) outranks FAIL, which outranks PASS.
+    """
+    errors = [v for v in verdicts if verdict_status(v) == "error"]
+    failures = [v for v in verdicts if verdict_status(v) == "fail"]
+    if len(verdicts) == 1:
+        v = verdicts[0]
+        if v.passed:
+            return f"PASS: {v.id}: every expectation held ({v.result.terminal_state})"
+        return f"{verdict_status(v).upper()}: {v.id}: {_what_broke(v)}"
+    if errors:  # mostly one cause for all (an agent the harness could not call): said once
+        ids = ", ".join(v.id for v in errors[:3]) + (", ..." if len(errors) > 3 else "")
+        return f"ERROR: {len(errors)} of {len(verdicts)} scenarios could not run ({ids}): {_what_broke(errors[0])}"
+    if failures:
+        named = "; ".join(f"{v.id} ({_what_broke(v)})" for v in failures[:3]) + ("; ..." if len(failures) > 3 else "")
+        return f"FAIL: {len(failures)} of {len(verdicts)} scenarios failed: {named}"
+    return f"PASS: all {len(verdicts)} scenarios passed"
+
+
+def _what_broke(verdict: Any) -> str:
+    """``idempotent broke at step 2`` (and how many more broke), or why the scenario could not run."""
+    if verdict_status(verdict) == "error" or not verdict.violations:
+        return (verdict.result.error or "the scenario could not run").strip().splitlines()[-1]
+    first = verdict.violations[0]
+    at = f" at step {first.step}" if first.step is not None else ""
+    more = len(verdict.violations) - 1
+    return f"{first.invariant} broke{at}" + (f", and {more} more" if more else "")

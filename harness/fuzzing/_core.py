@@ -49,8 +49,8 @@ from hypothesis import seed as _hseed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.reflection import function_digest
-from toolchaos._agents import resolve_agent
-from toolchaos._engine import RunResult, run
+from toolchaos._agents import label, resolve_agent
+from toolchaos._engine import AgentUnderTest, RunResult, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.errors import FuzzFailed, FuzzSpecError, did_you_mean, render_violations
@@ -74,6 +74,7 @@ DEFAULT_BOUND = 50
 DEFAULT_EXAMPLES = 100
 MAX_EXAMPLES = 10_000  # a fuzz block's examples: each is a run; more would be a hang, not a test
 MAX_COUNT = 1_000_000  # any other count in a fuzz block
+BRIEF_LINES = 60  # a failure's default report under pytest: -v shows the full detail
 
 # Which scenario category a broken invariant belongs to (DESIGN's categories).
 _CATEGORY = {"idempotent": "side_effects", "max_side_effects": "side_effects", "bounded": "budgets",
@@ -146,17 +147,26 @@ class FuzzFailure:
     def faulty_calls(self) -> int:
         return self.plan.faulty_calls
 
+    @property
+    def id(self) -> str:
+        """The regression scenario's id: the invariant and a digest of the case (``fuzz-idempotent-41d18763``)."""
+        digest = hashlib.sha256(repr((self.invariant, self.plan, self.policy, self.run_seed,
+                                      self.target.task)).encode()).hexdigest()[:8]
+        return f"fuzz-{self.invariant.replace('_', '-')}-{digest}"
+
+    @property
+    def schedule(self) -> str:
+        """The shrunk schedule in words: ``charge_payment call 1 empty; fetch_invoice call 2 timeout(...)``."""
+        return "; ".join(f"{tool.name} call {n} {describe_fault(f)}"
+                         for tool in self.plan.tools for n, f in self.plan.rules(tool.name)) or "no faulty call"
+
     def scenario(self) -> dict[str, Any]:
         """The minimal case as a scenario mapping (what ``yaml`` prints)."""
         t = self.target
         first = self.violations[0]
-        digest = hashlib.sha256(repr((self.invariant, self.plan, self.policy, self.run_seed,
-                                      t.task)).encode()).hexdigest()[:8]
-        faults = "; ".join(f"{tool.name} call {n} {describe_fault(f)}"
-                           for tool in self.plan.tools for n, f in self.plan.rules(tool.name)) or "no faulty call"
         data: dict[str, Any] = {
-            "id": f"fuzz-{self.invariant.replace('_', '-')}-{digest}",
-            "title": f"Fuzz regression: {self.invariant} broke ({faults})",
+            "id": self.id,
+            "title": f"Fuzz regression: {self.invariant} broke ({self.schedule})",
             "category": _CATEGORY.get(self.invariant, "loops"),
             "severity": _SEVERITY.get(self.invariant, "major"),
             "description": f"Found by fuzzing {t.agent_ref}: {first.headline()}",
@@ -178,9 +188,13 @@ class FuzzFailure:
     @property
     def yaml(self) -> str:
         """The minimal case as a complete YAML scenario, ready to save under scenarios/."""
+        return self.scenario_yaml()
+
+    def scenario_yaml(self, reproduce: str | None = None) -> str:
+        """``yaml``, its header naming ``reproduce`` (a command that runs the saved file) instead of ``fuzz(...)``."""
         head = [f"# Regression found by `toolchaos` fuzzing against {self.target.agent_ref}:",
                 f"#   {self.violations[0].headline()}",
-                f"# {self.faulty_calls} faulty call(s) after shrinking; {self.reproduce()}"]
+                f"# {self.faulty_calls} faulty call(s) after shrinking; {reproduce or self.reproduce()}"]
         body = yaml.safe_dump(self.scenario(), sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)
         return "\n".join(head) + "\n" + body
 
@@ -191,12 +205,37 @@ class FuzzFailure:
             return f"reproduce: fuzz(..., seed={self.seed}) (run seed {self.run_seed})"
         return f"run seed {self.run_seed}"
 
-    def message(self) -> str:
+    def message(self, reproduce: str | None = None, saved: Path | None = None) -> str:
+        """The full detail: the run, its trace, and the scenario to save (or where it was saved, ``saved``).
+
+        ``reproduce``: the command that runs the saved scenario; by default the ``fuzz(...)`` call
+        that finds the case again (the run's own seed alone does not: its schedule was drawn).
+        """
+        again = reproduce or self.reproduce()
         lines = [f"fuzzing {self.target.agent_ref} broke {self.invariant} "
                  f"(shrunk to {self.faulty_calls} faulty call(s)):",
-                 render_violations(self.result, self.violations),
-                 "", "Save this scenario under scenarios/ as a regression:", "", self.yaml]
+                 render_violations(self.result, self.violations,
+                                   reproduce=again if again.startswith("reproduce:") else None),
+                 "", f"saved as {saved}:" if saved else "Save this scenario under scenarios/ as a regression:",
+                 "", self.scenario_yaml(reproduce)]
         return "\n".join(lines)
+
+    def brief(self, *, trace: bool, reproduce: str | None = None, saved: Path | None = None) -> list[str]:
+        """The few lines a failure needs: what broke, the shrunk schedule (and policy, when it was drawn),
+        the trace around the break if ``trace``, where the regression scenario is and how to run it."""
+        first = self.violations[0]
+        lines = [f"{self.invariant} broke (shrunk to {self.faulty_calls} faulty call(s)):",
+                 f"  {first.headline()}"]
+        lines += [f"  also: {v.headline()}" for v in self.violations[1:3]]
+        lines.append(f"  schedule: {self.schedule}")
+        if self.target.policy_varies:
+            lines.append(f"  policy: {_inline(self.policy)}")
+        if trace and first.seq is not None:
+            lines.append(f"  trace around event #{first.seq}:")
+            lines += ["  " + row for row in self.result.trace.table(around=first.seq, radius=3).splitlines()]
+        lines.append(f"  regression scenario: {saved}" if saved else "  regression scenario: not saved (its YAML: -v)")
+        lines.append(f"  {reproduce or self.reproduce()}")
+        return lines
 
 
 @dataclass
@@ -216,12 +255,39 @@ class FuzzReport:
                 return f
         return None
 
-    def message(self) -> str:
+    def message(self, reproduce: Mapping[str, str] | None = None, saved: Mapping[str, Path] | None = None) -> str:
+        """Every failure in full; ``reproduce`` and ``saved``, by invariant: see ``FuzzFailure.message``."""
         if self.ok:
             return f"fuzzing {self.target.agent_ref}: {self.examples} runs, no invariant broke (seed {self.seed})"
-        head = (f"fuzzing {self.target.agent_ref}: {len(self.failures)} distinct failure(s) in {self.examples} runs"
+        again, where = reproduce or {}, saved or {}
+        return "\n\n".join([self._head(), *(f.message(again.get(f.invariant), where.get(f.invariant))
+                                             for f in self.failures)])
+
+    def brief(self, reproduce: Mapping[str, str] | None = None, saved: Mapping[str, Path] | None = None,
+              *, limit: int = BRIEF_LINES) -> str:
+        """What broke, in at most ``limit`` lines: each failure's invariant, schedule, saved scenario and
+        command, with the trace around the first break when it fits; ``message()`` has the full detail."""
+        again, where = reproduce or {}, saved or {}
+
+        def block(f: FuzzFailure, trace: bool) -> list[str]:
+            return ["", *f.brief(trace=trace, reproduce=again.get(f.invariant), saved=where.get(f.invariant))]
+
+        lines = [self._head()]
+        for i, f in enumerate(self.failures):
+            lines += block(f, trace=i == 0)
+        if len(lines) <= limit:
+            return "\n".join(lines)
+        lines = [self._head()]  # many distinct failures: no trace, and those that fit, then a count
+        for i, f in enumerate(self.failures):
+            more = block(f, trace=False)
+            if len(lines) + len(more) + 2 > limit:
+                return "\n".join([*lines, "", f"... and {len(self.failures) - i} more failure(s): -v shows each"])
+            lines += more
+        return "\n".join(lines)
+
+    def _head(self) -> str:
+        return (f"fuzzing {self.target.agent_ref}: {len(self.failures)} distinct failure(s) in {self.examples} runs"
                 f" (seed {self.seed})")
-        return "\n\n".join([head, *(f.message() for f in self.failures)])
 
     def check(self) -> FuzzReport:
         """Raise ``FuzzFailed`` when an invariant broke."""
@@ -229,6 +295,15 @@ class FuzzReport:
         if self.failures:
             raise FuzzFailed(self)
         return self
+
+
+def _inline(policy: Any) -> str:
+    """A drawn policy on one line, as its YAML spelling when it has one."""
+    try:
+        data = policy_data(policy)
+    except TypeError:
+        return repr(policy)
+    return yaml.safe_dump(data, default_flow_style=True, width=10_000, sort_keys=False).strip()
 
 
 # --- the target ------------------------------------------------------------------------------
@@ -266,9 +341,16 @@ class FuzzTarget:
 
     @property
     def agent_ref(self) -> str:
-        if isinstance(self.agent, str):
-            return self.agent
-        return f"{getattr(self.agent, '__module__', '?')}:{getattr(self.agent, '__qualname__', type(self.agent).__name__)}"
+        """How messages name the agent: the reference as given (an ``AgentUnderTest``'s own label), else
+        ``module:qualname``."""
+        if isinstance(self.agent, AgentUnderTest):  # pytest and the CLI hand the agent in resolved: its label is
+            return self.agent.label                  # the user's reference (``myapp.agent:run``), not the wrapper's
+        return label(self.agent)
+
+    @property
+    def policy_varies(self) -> bool:
+        """Each case draws its own policy (``policy="vary"`` or a strategy): a failure names the one it drew."""
+        return isinstance(self.policy_choice(), (_Pick, st.SearchStrategy))
 
     def policy_choice(self) -> Any:
         """What each case's policy comes from: drawn (a strategy, or the built-in policies'

@@ -49,8 +49,11 @@ if TYPE_CHECKING:  # pytest loads this module in every session where toolchaos i
     # the agents and virtual time (freezegun) load only once a chaos test or scenario needs them
     from toolchaos._session import Chaos
 
-# The agent kinds, for --help without importing the agents (tests/pytest_plugin checks it against _agents.KINDS).
+# The agent kinds and the process-agent presets, for --help without importing the agents
+# (tests/pytest_plugin checks them against _agents.KINDS and _agents.PRESETS).
 AGENT_KINDS = ("in-process", "sdk", "openai-agents", "pydantic-ai", "langgraph", "process")
+PRESET_NAMES = ("codex", "claude-code", "gemini-cli", "opencode", "node-openai", "node-anthropic", "openai-agents-js",
+                "vercel-ai", "python")
 
 # Certification reports (--chaos-report, --chaos-require) live in their own module.
 pytest_plugins = ["toolchaos.pytest_plugin._report"]
@@ -64,8 +67,10 @@ def add_options(group: OptionGroup) -> None:
                     help="run chaos tests (@pytest.mark.chaos tests and chaos scenarios)")
     group.addoption("--chaos-agent", default=None, metavar="REF",
                     help="agent under test: 'builtin:NAME', 'package.module:attr' (an in-process or SDK agent, or "
-                         "a framework's agent object, recognised) or 'KIND:package.module:attr' (KIND: "
-                         f"{', '.join(AGENT_KINDS)}); it wins over a test's or scenario's own agent "
+                         "a framework's agent object, recognised), 'KIND:package.module:attr' (KIND: "
+                         f"{', '.join(k for k in AGENT_KINDS if k != 'process')}), or a program in its own process "
+                         f"(the serve extra): 'preset:NAME' (NAME: {', '.join(PRESET_NAMES)}) or 'cmd:COMMAND LINE'; "
+                         "it wins over a test's or scenario's own agent "
                          "(default: the test's or scenario's agent, else ini chaos_agent, else builtin:guarded)")
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
     group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
@@ -163,6 +168,12 @@ def chaos_marker(item: pytest.Item) -> pytest.Mark | None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     return _yaml_items.collect_file(file_path, parent)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    hint = _yaml_items.uncollected_hint(config)
+    if hint is not None:
+        terminalreporter.write_line(hint, yellow=True)
 
 
 class _CollectionHooks:

@@ -28,18 +28,22 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.util
-from collections.abc import Iterator
+import os
+import shlex
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos.errors import AgentRefError, ScenarioError, ScenarioFailed, printable
+from toolchaos.errors import AgentRefError, FuzzFailed, ScenarioError, ScenarioFailed, printable
 from toolchaos.pytest_plugin._options import naming, option
 from toolchaos.pytest_plugin._settings import settings_key
 
 if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic (nor the engine)
     from toolchaos._engine import AgentUnderTest
     from toolchaos.certification import Verdict
+    from toolchaos.fuzzing._core import FuzzReport
     from toolchaos.scenario import Scenario
 
 SCENARIO_PATTERN = "*.chaos.yaml"
@@ -84,12 +88,17 @@ def name_suite_items(config: pytest.Config, args: list[str], chaos_flag: str) ->
         args.append(chaos_flag)
 
 
+uncollected_key = pytest.StashKey[set[Path]]()  # scenario files a session without --chaos passed over
+
+
 def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     config = parent.config
-    if not config.stash[settings_key].enabled:
-        return None
-    pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
+    pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)  # pytest caches ini values: a dict look-up
     if not fnmatch.fnmatch(file_path.name, pattern):
+        return None
+    if not config.stash[settings_key].enabled:  # kept for the hint at the end (uncollected_hint)
+        if _asked_for(config, file_path):
+            config.stash.setdefault(uncollected_key, set()).add(file_path)
         return None
     if config.stash.get(named_suite_key, False):
         root = suite_dir()
@@ -100,6 +109,25 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | No
             return node
     file: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
     return file
+
+
+def _asked_for(config: pytest.Config, path: Path) -> bool:
+    """``path`` is one of the session's arguments or under one: pytest also shows a collector the
+    files beside the arguments' parent directories, which the session was not asked to run."""
+    here = config.invocation_params.dir
+    args = [Path(os.path.abspath(Path(here, arg.split("::", 1)[0]))) for arg in config.args]  # as pytest's own
+    return any(path == arg or arg in path.parents for arg in args)
+
+
+def uncollected_hint(config: pytest.Config) -> str | None:
+    """A line for a session without ``--chaos`` that passed over scenario files (else None): without it
+    they are silently not run, and a session of nothing but scenarios says only "no tests ran"."""
+    found = len(config.stash.get(uncollected_key, ()))
+    if not found:
+        return None
+    pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
+    files = "1 chaos scenario file" if found == 1 else f"{found} chaos scenario files"
+    return f"toolchaos: {files} ({pattern}) not collected: run them with `pytest {naming(config).flag()}`"
 
 
 def add_certification_suite(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -151,6 +179,7 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kw)
         self.scenario = scenario
         self.verdict: Verdict | None = None
+        self.fuzz_saved: dict[str, Path] = {}  # each broken invariant's regression scenario, once fuzzing failed
         self.extra_keyword_matches.update({scenario.category, scenario.severity, *scenario.tags})
         self.add_marker(self.config.stash[settings_key].marker)  # `-m chaos` selects scenarios too
 
@@ -186,23 +215,90 @@ class ScenarioItem(pytest.Item):
             raise ScenarioFailed(verdict)
         examples = settings.fuzz
         if self.scenario.fuzz is not None or examples:
-            # The fixed schedule held; now vary it. A failure is an AssertionError whose
-            # message carries the shrunk case as a complete YAML scenario.
+            # The fixed schedule held; now vary it. Each shrunk case is saved as a regression
+            # scenario, and the failure (FuzzFailed) is rendered by repr_failure.
             from toolchaos.fuzzing._core import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
 
-            fuzz_scenario(self.scenario, self.scenario.fuzz, agent=agent, examples=examples).check()
+            report = fuzz_scenario(self.scenario, self.scenario.fuzz, agent=agent, examples=examples)
+            if not report.ok:
+                self.fuzz_saved = _save_regressions(self.config, report, self._reproduce)
+            report.check()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
             from toolchaos.certification import render_failure  # loaded already: runtest() ran the scenario
 
-            return printable(render_failure(excinfo.value.verdict))  # agent text: no escape sequences
+            return self._rendered(render_failure(excinfo.value.verdict))
         if isinstance(excinfo.value, AgentRefError):  # the agent reference: its message, not a traceback
             return f"chaos scenario {self.scenario.name}: {excinfo.value}"
+        if isinstance(excinfo.value, FuzzFailed):
+            return self._rendered(self._fuzz_failure(excinfo.value.report))
+        # Anything else is a traceback, from this item's runtest down: pytest's and pluggy's
+        # frames above it (which a test function's traceback never shows) say nothing.
+        excinfo.traceback = excinfo.traceback.cut(path=Path(__file__))
         return super().repr_failure(excinfo)
+
+    def _rendered(self, text: str) -> _Rendered:
+        if self.config.getoption("tbstyle", "auto") == "line":  # --tb=line: one line, then pytest's own crash line
+            text = text.split("\n", 1)[0]
+        return _Rendered(printable(text), self.path, self.scenario.line)  # agent text: no escape sequences
+
+    def _fuzz_failure(self, report: FuzzReport) -> str:
+        """The invariant, shrunk schedule, saved scenario and command of each failure, in at most
+        ``BRIEF_LINES`` lines; everything (the runs, fault coverage, the YAML) with ``-v`` or ``--tb=long``."""
+        from toolchaos.fuzzing._core import BRIEF_LINES
+
+        saved = {name: _relative(path) for name, path in self.fuzz_saved.items()}
+        again = {name: self._reproduce(path, report.target.agent_ref) for name, path in self.fuzz_saved.items()}
+        if self.config.option.verbose > 0 or self.config.getoption("tbstyle", "auto") == "long":
+            return report.message(again, saved)
+        return report.brief(again, saved, limit=BRIEF_LINES - 2) + (
+            "\n\nthe full detail (each run, its fault coverage, the scenario's YAML): pytest -v")
+
+    def _reproduce(self, saved: Path, agent: str) -> str:
+        """``toolchaos run`` on the saved scenario, with this session's agent and real-time limit."""
+        from toolchaos._internal.limits import session_real_seconds
+
+        limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
+        extra = f" --real-seconds {limit:g}" if limit is not None else ""
+        if bool(self.config.getini(IMPORTS_INI)):  # the scenario may name Python code (an invariant, a policy)
+            extra += " --allow-imports"
+        return f"reproduce: toolchaos run {shlex.quote(str(_relative(saved)))} --agent {shlex.quote(agent)}{extra}"
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, self.scenario.line - 1, f"chaos scenario {self.scenario.name}"
+
+
+class _Crash:
+    """Where a failure happened and its first line: what pytest's one-line summaries print (``reprcrash``)."""
+
+    def __init__(self, path: Path, lineno: int, message: str) -> None:
+        self.path, self.lineno, self.message = str(path), lineno, message
+
+    def __str__(self) -> str:  # --tb=line prints it
+        return f"{self.path}:{self.lineno}: {self.message}"
+
+
+class _Rendered:
+    """A failure's own text as pytest's failure report.
+
+    A plain string would do, except in the short test summary: pytest prints a string report
+    there whole on CI machines (and with -vv), so a failure of fifty lines would print twice.
+    With ``reprcrash`` the summary takes its first line, as for a test function's failure.
+    Duck-typed (``toterminal``, ``reprcrash``, ``str``) on what pytest reads of a report, so
+    no private class of pytest is needed; pytest-xdist sends it to the controller as its text.
+    """
+
+    def __init__(self, text: str, path: Path, line: int) -> None:
+        self.text = text
+        self.reprcrash = _Crash(_relative(path), line, text.split("\n", 1)[0])
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.split("\n"):
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def _xfail_below_required(config: pytest.Config, verdict: Verdict) -> None:
@@ -217,6 +313,49 @@ def _xfail_below_required(config: pytest.Config, verdict: Verdict) -> None:
     if needed is not None and severity not in needed:
         pytest.xfail(f"{severity} scenario failed, below the required level {level} "
                      f"({naming(config).flag('require')}={level}): {verdict.id}")
+
+
+def _save_regressions(config: pytest.Config, report: FuzzReport,
+                      reproduce: Callable[[Path, str], str]) -> dict[str, Path]:
+    """Each shrunk case as a scenario file (and its run's trace beside it), by broken invariant.
+
+    Under ``--chaos-artifacts=DIR`` in DIR, else under pytest's cache
+    (``.pytest_cache/d/toolchaos-fuzz/``), else in a new temporary directory. The file is named
+    after its scenario id and this session's scenario pattern, so ``pytest --chaos`` and
+    ``toolchaos run`` both take it as it is. A folder that cannot be written leaves the failure
+    without a path: ``-v`` still prints the YAML.
+    """
+    from toolchaos._internal.files import open_new
+
+    folder = _regression_folder(config)
+    if folder is None:
+        return {}
+    pattern = str(config.getini(PATTERN_INI) or SCENARIO_PATTERN)
+    suffix = pattern[1:] if pattern.startswith("*") and not any(c in pattern[1:] for c in "*?[") else ".chaos.yaml"
+    saved: dict[str, Path] = {}
+    for failure in report.failures:
+        path = folder / f"{failure.id}{suffix}"
+        try:
+            failure.result.trace.write(folder / f"{failure.id}.trace.jsonl")  # the full detail names it
+            with open_new(path) as fh:
+                fh.write(failure.scenario_yaml(reproduce(path, report.target.agent_ref)).encode())
+        except OSError:  # pragma: no cover - a read-only folder: the failure says it was not saved
+            continue
+        saved[failure.invariant] = path
+    return saved
+
+
+def _regression_folder(config: pytest.Config) -> Path | None:
+    artifacts = config.stash[settings_key].artifacts
+    if artifacts is not None:
+        return artifacts
+    cache = getattr(config, "cache", None)
+    try:
+        if cache is not None:
+            return Path(cache.mkdir("toolchaos-fuzz"))
+        return Path(tempfile.mkdtemp(prefix="toolchaos-fuzz-"))  # -p no:cacheprovider
+    except OSError:  # pragma: no cover - nowhere to write: the failure prints the YAML under -v
+        return None
 
 
 def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:

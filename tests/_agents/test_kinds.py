@@ -90,3 +90,58 @@ def test_label_and_framework_are_remembered_per_object_never_shared_between_obje
     for _ in range(_kinds._KNOWN_LIMIT + 5):  # bounded: agents made in a loop are not all kept
         label(Billing())
     assert len(_kinds._labels) <= _kinds._KNOWN_LIMIT
+
+
+# --- "did you mean" for a misspelled reference ------------------------------------------------------
+
+AGENT_MODULE = """
+def run(task, model, tools):
+    return None
+
+
+def rerun(task, model, tools):
+    return None
+"""
+
+
+@pytest.fixture
+def mypkg(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's package on the path: ``mypkg.agent`` with ``run`` and ``rerun``."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "agent.py").write_text(AGENT_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_misspelled_attribute_gets_the_close_names(mypkg: None) -> None:
+    with pytest.raises(AgentRefError, match=r"^agent reference 'mypkg\.agent:rnu': 'mypkg\.agent' has no attribute "
+                                            r"'rnu'; did you mean 'run'\?$"):
+        resolve_agent("mypkg.agent:rnu")
+    with pytest.raises(AgentRefError, match=r"no attribute 'rrun'; did you mean 'rerun' or 'run'\?$"):
+        resolve_agent("mypkg.agent:rrun")
+    with pytest.raises(AgentRefError, match=r"'mypkg\.agent:run' has no attribute 'x'$"):  # nothing close: no guess
+        resolve_agent("mypkg.agent:run.x")
+    with pytest.raises(AgentRefError, match=r"no attribute 'zzzzzz'$"):
+        resolve_agent("mypkg.agent:zzzzzz")
+    assert resolve_agent("mypkg.agent:run").__name__ == "run"
+
+
+def test_a_misspelled_module_gets_its_siblings(mypkg: None) -> None:
+    with pytest.raises(AgentRefError, match=r"cannot import 'mypkg\.agnet' .*; did you mean 'mypkg\.agent'\?$"):
+        resolve_agent("mypkg.agnet:run")
+    with pytest.raises(AgentRefError, match=r"cannot import 'mypkgg\.agent' .*; did you mean 'mypkg'"):
+        resolve_agent("mypkgg.agent:run")
+
+
+def test_a_module_that_fails_to_import_is_not_guessed_at(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "brokenagent.py").write_text("import no_such_dependency_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(AgentRefError, match=r"cannot import 'brokenagent' \(No module named "
+                                            r"'no_such_dependency_xyz'\)$"):
+        resolve_agent("brokenagent:run")
+
+
+def test_a_misspelled_builtin_names_the_reference_to_write() -> None:
+    with pytest.raises(AgentRefError, match=r"no built-in agent 'gaurded'; did you mean 'builtin:guarded'\? "
+                                            r"\(built-in: builtin:naive, builtin:guarded,"):
+        resolve_agent("builtin:gaurded")

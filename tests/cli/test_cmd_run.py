@@ -83,3 +83,56 @@ def test_an_sdk_agent_by_its_kind(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert row["passed"] and row["agent"] == "sdk:tests.cli.agents_of_every_kind:anthropic_loop"
     assert (row["terminal_state"], row["executions"]) == ("COMPLETED", 2)
+
+
+# --- the last line: the run's verdict ---------------------------------------------------------------
+
+CANNOT_BE_CALLED = """
+def run(task, model, tools, extra):  # a signature no agent kind has
+    return None
+"""
+
+
+def _last_line(capsys: pytest.CaptureFixture[str]) -> str:
+    return capsys.readouterr().err.rstrip("\n").splitlines()[-1]
+
+
+def test_the_last_line_is_the_runs_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(FIRST)]) == 0
+    assert _last_line(capsys) == "PASS: example-first-scenario: every expectation held (STOPPED_LOOP_GUARD)"
+    assert main(["run", str(FIRST), "--agent", "builtin:naive"]) == 1
+    assert _last_line(capsys) == "FAIL: example-first-scenario: bounded.executions broke at step 4, and 2 more"
+    assert main(["run", str(EXAMPLES)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-1] == f"PASS: all {out.count('PASS  ')} scenarios passed"
+    assert main(["run", str(EXAMPLES), "--agent", "builtin:naive", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert all(line.startswith("{") for line in out.splitlines())  # --json: stdout stays JSON
+    assert re.fullmatch(r"FAIL: \d+ of \d+ scenarios failed: example-first-scenario \(bounded\.executions broke at "
+                        r"step 4, and 2 more\); .*", err.splitlines()[-1]), err
+
+
+def test_an_agent_that_cannot_be_called_is_an_error_not_a_certification(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "uncallable_agent.py").write_text(CANNOT_BE_CALLED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", str(FIRST), "--agent", "uncallable_agent:run"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("ERROR: example-first-scenario: could not call agent uncallable_agent:run: "
+                                           "run() missing 1 required positional argument: 'extra'; an agent is ")
+    assert "CERTIF" not in err  # a run is no certification: only --report or --require speak of a level
+    assert main(["run", str(EXAMPLES), "-k", "example-variants*", "--agent", "uncallable_agent:run"]) == 2
+    assert _last_line(capsys).startswith("ERROR: 4 of 4 scenarios could not run (example-variants[empty], "
+                                         "example-variants[malformed], example-variants[timeout], ...): could not "
+                                         "call agent uncallable_agent:run: ")
+    assert main(["run", str(FIRST), "--agent", "uncallable_agent:run", "--report", str(tmp_path / "r")]) == 2
+    assert "COULD NOT CERTIFY: could not call agent" in capsys.readouterr().err  # asked for a report: its verdict
+
+
+def test_a_misspelled_agent_attribute_gets_a_did_you_mean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "typo_agent.py").write_text("def run(task, model, tools):\n    return None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["run", str(FIRST), "--agent", "typo_agent:rnu"]) == 2
+    assert ("agent reference 'typo_agent:rnu': 'typo_agent' has no attribute 'rnu'; did you mean 'run'?"
+            in capsys.readouterr().err)

@@ -47,6 +47,18 @@ def test_a_bad_reference_is_a_clear_error(pytester: pytest.Pytester) -> None:
     res.stdout.fnmatch_lines(["*cannot import 'nowhere_xyz'*"])
 
 
+def test_a_misspelled_attribute_gets_a_did_you_mean(pytester: pytest.Pytester) -> None:
+    from chaos_samples import PAY_SCENARIO
+
+    pytester.makepyfile(my_agent_mod=AGENT)
+    pytester.makefile(".chaos.yaml", pay=PAY_SCENARIO)
+    pytester.syspathinsert()
+    res = pytester.runpytest("--chaos", "--chaos-agent=my_agent_mod:my_agnet")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines(["chaos scenario pay: agent reference 'my_agent_mod:my_agnet': 'my_agent_mod' has no "
+                              "attribute 'my_agnet'; did you mean 'my_agent'?"])
+
+
 SDK_AGENT = """
 import json
 

@@ -31,9 +31,49 @@ def loop(pytester: pytest.Pytester) -> Path:
     return pytester.makefile(".chaos.yaml", loop=SCENARIO)
 
 
+HINT = "toolchaos: {} ({}) not collected: run them with `pytest --chaos`"
+
+
 def test_scenario_files_are_ignored_without_chaos(pytester: pytest.Pytester, loop: Path) -> None:
     res = pytester.runpytest()
     assert res.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    res.stdout.fnmatch_lines([HINT.format("1 chaos scenario file", "[*].chaos.yaml")])
+
+
+def test_the_hint_counts_the_files_the_session_was_given(pytester: pytest.Pytester, loop: Path) -> None:
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios" / "a.chaos.yaml").write_text(SCENARIO)
+    (pytester.path / "scenarios" / "b.chaos.yaml").write_text(SCENARIO.replace("timeout-loop", "other"))
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    res = pytester.runpytest()  # everything: the hint too, beside the tests that ran
+    res.assert_outcomes(passed=1)
+    res.stdout.fnmatch_lines([HINT.format("3 chaos scenario files", "[*].chaos.yaml")])
+    res = pytester.runpytest("scenarios")
+    res.stdout.fnmatch_lines([HINT.format("2 chaos scenario files", "[*].chaos.yaml")])
+    res = pytester.runpytest("scenarios/a.chaos.yaml")  # pytest: "not found" (no collector without --chaos)
+    res.stdout.fnmatch_lines([HINT.format("1 chaos scenario file", "[*].chaos.yaml")])
+    res = pytester.runpytest("test_plain.py")  # the scenario files beside it were not asked for
+    res.assert_outcomes(passed=1)
+    assert "not collected" not in res.stdout.str()
+
+
+def test_no_hint_with_chaos_or_without_scenario_files(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    res = pytester.runpytest()
+    res.assert_outcomes(passed=1)
+    assert "toolchaos:" not in res.stdout.str()
+    pytester.makefile(".chaos.yaml", loop=SCENARIO)
+    res = pytester.runpytest("--chaos")
+    res.assert_outcomes(passed=2)
+    assert "toolchaos:" not in res.stdout.str()
+
+
+def test_the_hint_follows_the_ini_pattern(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".scn.yaml", other=SCENARIO)
+    pytester.makeini("[pytest]\nchaos_scenario_pattern = *.scn.yaml\n")
+    res = pytester.runpytest()
+    assert res.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    res.stdout.fnmatch_lines([HINT.format("1 chaos scenario file", "[*].scn.yaml")])
 
 
 def test_one_item_per_scenario_named_by_its_id(pytester: pytest.Pytester, loop: Path) -> None:
@@ -73,6 +113,20 @@ def test_a_failure_shows_the_invariant_its_yaml_and_the_trace(pytester: pytest.P
     assert "Traceback" not in out and "_certify.py" not in out and "_yaml_items.py" not in out
     traces = list(pytester.path.glob(".pytest_cache/**/timeout-loop.trace.jsonl"))
     assert len(traces) == 1 and len(traces[0].read_text().splitlines()) == 81
+
+
+def test_on_ci_the_short_summary_is_the_failures_first_line(pytester: pytest.Pytester, loop: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "1")  # pytest prints a failure report that is a plain string whole there
+    res = pytester.runpytest("--chaos", "--chaos-agent=builtin:naive")
+    lines = res.stdout.lines
+    end = next(i for i, line in enumerate(lines) if "short test summary info" in line)
+    assert lines[end + 1:end + 3] == [
+        "FAILED loop.chaos.yaml::timeout-loop - invariant bounded.executions broke at step 4 (trace event #8)",
+        lines[-1]], lines[end:]
+    res = pytester.runpytest("--chaos", "--chaos-agent=builtin:naive", "--tb=line")
+    res.stdout.fnmatch_lines(["loop.chaos.yaml:1: invariant bounded.executions broke at step 4 (trace event #8)"])
+    assert "trace around event" not in res.stdout.str()
 
 
 def test_artifacts_directory_gets_the_trace(pytester: pytest.Pytester, loop: Path) -> None:
@@ -170,3 +224,32 @@ def test_the_agent_reference_is_resolved_once_per_session(pytester: pytest.Pytes
     res = pytester.runpytest("--chaos")
     res.assert_outcomes(passed=2, failed=1)  # the naive agent's variant fails: each item ran its own agent
     assert sorted(resolved) == ["builtin:guarded", "builtin:naive"]
+
+
+BROKEN_HARNESS = """
+import toolchaos.certification as certification
+
+_original = certification.run_scenario
+
+
+def _broken(*args, **kwargs):
+    raise RuntimeError("the harness broke")
+
+
+def pytest_runtest_setup(item):
+    certification.run_scenario = _broken
+
+
+def pytest_runtest_teardown(item):
+    certification.run_scenario = _original
+"""
+
+
+def test_an_unexpected_error_shows_its_traceback_from_the_item_down(pytester: pytest.Pytester, loop: Path) -> None:
+    pytester.makeconftest(BROKEN_HARNESS)
+    res = pytester.runpytest("--chaos")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines(["*def runtest(self) -> None:*", "E       RuntimeError: the harness broke"])
+    failure = res.stdout.str().split("= FAILURES =", 1)[1].split("\n=", 1)[0]  # up to the next section
+    assert "RuntimeError: the harness broke" in failure
+    assert "pluggy" not in failure and "_pytest" not in failure and "from_call" not in failure, failure
