@@ -174,7 +174,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
            "a Node agent on the Vercel AI SDK (generateText, stopWhen: stepCountIs(10), @ai-sdk/openai on the "
            "Responses API), its tools from the MCP server",
            _node("vercel_ai_agent.cjs")),
-    Preset("python", (sys.executable,), "openai (PyPI) mcp (PyPI)", "openai 2, mcp 1",
+    Preset("python", (sys.executable,), "openai mcp (PyPI; both in toolchaos[serve])", "openai 3, mcp 2",
            "a Python agent loop in a subprocess on the openai package, its tools from the MCP server", _python),
 )}
 

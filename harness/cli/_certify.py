@@ -36,6 +36,8 @@ EXAMPLES = """\
   toolchaos certify                                  # the reference agent, builtin:guarded
   toolchaos certify --agent myapp.agent:run          # your agent: in-process, SDK or a framework's, recognised
   toolchaos certify --agent sdk:myapp.agent:run      # the kind named: in-process, sdk, openai-agents, pydantic-ai, langgraph
+  toolchaos certify --agent preset:codex             # a client in its own process: a preset (claude-code, python, ...)
+  toolchaos certify --agent 'cmd:node agent.mjs'     # or any command line (the serve extra; docs/process-agents.md)
   toolchaos certify --agent builtin:naive -k 'loop-*'
   toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
   toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine

@@ -89,3 +89,50 @@ def test_each_preset_writes_its_config_under_the_temporary_home(tmp_path: Path) 
     claude = PRESETS["claude-code"].build(ep)
     assert claude.task_flag == ("-p",) and "mcp__chaos" in claude.args
     assert all(Path(a).is_file() for a in PRESETS["node-openai"].build(ep).args)
+
+
+def _installed_by(requirements: list[str]) -> set[str]:
+    """The distributions ``pip install`` of these requirements brings, from the installed metadata (names normalised)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[str] = set()
+    todo = [Requirement(r) for r in requirements]
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.distribution(req.name).requires or []
+        except metadata.PackageNotFoundError:  # a requirement for another platform
+            continue
+        todo += [dep for dep in map(Requirement, requires) if dep.marker is None or dep.marker.evaluate({"extra": ""})]
+    return seen
+
+
+def test_the_serve_extra_installs_what_the_python_presets_script_imports() -> None:
+    """`pip install 'toolchaos[serve]'` is what process agents need; the `python` preset runs a script
+    that imports openai and mcp, so the extra must bring both (and what they import through)."""
+    import ast
+    import sys
+    from importlib import metadata
+
+    from packaging.utils import canonicalize_name
+    from toolchaos._agents._presets import script
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    serve = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]["serve"]
+    tree = ast.parse(Path(script("python_agent.py")).read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    third_party = sorted(m for m in imported if m not in sys.stdlib_module_names and m != "__future__")
+    assert {"openai", "mcp"} <= set(third_party)
+    installed, owners = _installed_by(serve), metadata.packages_distributions()
+    missing = [m for m in third_party if not {canonicalize_name(d) for d in owners.get(m, [])} & installed]
+    assert not missing, f"the python preset's script imports {missing}, which toolchaos[serve] does not install"

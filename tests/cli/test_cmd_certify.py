@@ -65,6 +65,43 @@ def test_user_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "cannot import" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["certify", "run", "replay"])
+def test_the_help_shows_every_form_of_agent_reference(command: str, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--agent` names a process agent as 'preset:NAME' (each preset listed) or 'cmd:COMMAND LINE', and
+    lists as KIND only the kinds a 'KIND:package.module:attr' reference accepts."""
+    import re
+
+    from toolchaos._agents import PRESETS, process_ref, split
+
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per option: no name broken at a hyphen
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert "'preset:NAME'" in text and "'cmd:COMMAND LINE'" in text
+    listed = re.search(r"'preset:NAME' \(NAME: ([^)]*)\)", text)
+    assert listed is not None and listed.group(1).split(", ") == list(PRESETS)
+    for name in listed.group(1).split(", "):
+        assert process_ref(f"preset:{name}").preset == name
+    kinds = re.search(r"'KIND:package\.module:attr' \(KIND: ([^)]*)\)", text)
+    assert kinds is not None
+    for kind in kinds.group(1).split(", "):
+        assert split(f"{kind}:myapp.agent:run") == (kind, "myapp.agent:run")
+
+
+def test_a_process_agent_from_the_help_is_certified(capsys: pytest.CaptureFixture[str]) -> None:
+    """The help's 'cmd:COMMAND LINE' form, as printed, runs a program in its own process."""
+    pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolchaos[serve]")
+    import shlex
+    import sys
+
+    command = shlex.join([sys.executable, "-c", "print('no tools used')"])
+    assert main(["certify", "--agent", f"cmd:{command}", "-k", "legit-transient-503", "--json"]) == 1
+    [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["id"] == "legit-transient-503" and row["executions"] == 0 and not row["passed"]
+
+
 # --- agents of every kind -----------------------------------------------------------------------
 
 KINDS = "tests.cli.agents_of_every_kind"

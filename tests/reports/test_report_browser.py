@@ -97,8 +97,8 @@ def test_chromium_renders_the_summary_and_draws_the_timelines(report_dir: Path) 
 # --- the layout, measured in the browser ---------------------------------------------------
 
 
-def _dom_of(page: Path) -> str:
-    proc = chromium("--window-size=1400,1000", "--dump-dom", page.resolve().as_uri())
+def _dom_of(page: Path, width: int = 1400) -> str:
+    proc = chromium(f"--window-size={width},1000", "--dump-dom", page.resolve().as_uri())
     assert proc.returncode == 0 and "<html" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
 
@@ -145,3 +145,22 @@ def test_the_overlap_check_finds_labels_that_touch(tmp_path: Path) -> None:
     dom = _dom_of(page)
     assert _attr(dom, "data-label-overlaps") == "1"
     assert _attr(dom, "data-overlap-examples") == "bounded.executions / terminal_state"
+
+
+INDEX_COLUMNS = ["Verdict", "Scenario (description)", "Category", "Severity", "First broken", "End state",
+                 "Executions", "Side effects", "Tokens", "Cost", "Waste"]
+
+
+def test_the_scenario_table_shows_every_column_at_1400_px(naive_certification: Path) -> None:
+    """The widest table of the report (the suite's longest invariant names, descriptions and ids)
+    fits the page at 1400 px: no column, ``Waste`` included, is cut off or needs scrolling."""
+    dom = _dom_of(naive_certification / "report.html")
+    assert _attr(dom, "data-index-columns").split("|") == INDEX_COLUMNS
+    assert _attr(dom, "data-index-shown").split("|") == INDEX_COLUMNS
+
+
+def test_on_a_narrow_screen_the_scenario_table_scrolls_to_its_last_column(naive_certification: Path) -> None:
+    dom = _dom_of(naive_certification / "report.html", width=800)
+    shown = _attr(dom, "data-index-shown").split("|")
+    assert "Waste" not in shown and shown == INDEX_COLUMNS[:len(shown)], "800 px is too narrow for the whole table"
+    assert _attr(dom, "data-index-reachable").split("|") == INDEX_COLUMNS, "its box scrolls to every column"

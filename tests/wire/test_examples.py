@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import re
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -143,15 +148,60 @@ def test_all_frameworks_installs_what_every_example_imports() -> None:
     assert not missing, f"imported by docs/examples but not installed by toolchaos[all-frameworks]: {missing}"
 
 
+AGENTS_DOC = EXAMPLES.parents[0] / "agents.md"
+
+
+def _examples_section() -> str:
+    text = AGENTS_DOC.read_text(encoding="utf-8")
+    return text[text.index("\n## Examples\n"):]
+
+
+def documented_end_states() -> dict[str, str]:
+    """docs/agents.md's list of examples: each file and the terminal state it says the file's run ends in."""
+    return dict(re.findall(r"^- `(\w+\.py)`:.*?ends\s+`([A-Z_]+)`", _examples_section(), flags=re.M | re.S))
+
+
+def documented_adapter_commands() -> list[tuple[list[str], str, str]]:
+    """The section's `toolchaos certify` lines (run in docs/examples): argv, the terminal state and the guard."""
+    found = re.findall(r"^(toolchaos certify [^#\n]+?)\s+# ([A-Z_]+), guard (\w+)$", _examples_section(), flags=re.M)
+    return [(shlex.split(line), state, guard) for line, state, guard in found]
+
+
+def _no_keys() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+
+
+def test_the_doc_lists_every_example_with_its_end_state() -> None:
+    assert sorted(documented_end_states()) == EXAMPLE_FILES
+    assert [argv[3] for argv, _, _ in documented_adapter_commands()] == [
+        "openai_agents_example:billing_agent", "pydantic_ai_example:billing_agent"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", EXAMPLE_FILES)
-def test_every_example_runs_as_a_script_and_prints_its_result(name: str) -> None:
-    """`python docs/examples/X.py` runs the agent under chaos and prints the trace and the summary."""
-    import os
-    import subprocess
-
+def test_every_example_runs_as_a_script_and_ends_as_documented(name: str) -> None:
+    """`python docs/examples/X.py`, as docs/agents.md says to run it: the agent under chaos, the trace and the
+    summary printed, and the run ends in the terminal state the doc gives for that file."""
     pytest.importorskip("langchain", reason="needs the examples' frameworks: pip install 'toolchaos[all-frameworks]'")
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-    out = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=300, env=env)
+    out = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True, timeout=300,
+                         env=_no_keys())
     assert out.returncode == 0, out.stderr[-3000:]
     assert "kind" in out.stdout and "virtual time:" in out.stdout, out.stdout[-3000:]
+    ended = re.search(r"\(seed \d+\): ([A-Z_]+);", out.stdout)
+    assert ended is not None, out.stdout[-3000:]
+    assert ended.group(1) == documented_end_states()[name], out.stdout[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv,state,guard", [pytest.param(*c, id=c[0][3].split(":")[0])
+                                               for c in documented_adapter_commands()])
+def test_the_framework_object_through_its_adapter_stops_at_the_guard(argv: list[str], state: str, guard: str) -> None:
+    """docs/agents.md's commands: the same example's agent object, named as the agent, ends at its framework's
+    limit as a loop guard (the `agent(task)` around it crashes with the limit's exception instead)."""
+    pytest.importorskip("langchain", reason="needs the examples' frameworks: pip install 'toolchaos[all-frameworks]'")
+    exe = Path(sys.executable).with_name(argv[0])
+    out = subprocess.run([str(exe), *argv[1:]], cwd=EXAMPLES, capture_output=True, text=True, timeout=300,
+                         env=_no_keys())
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]  # the loop scenario fails its bounds
+    [row] = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert (row["terminal_state"], row["guard"]) == (state, guard), row
