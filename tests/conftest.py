@@ -12,6 +12,14 @@ from toolchaos._internal import clock as _clock
 
 def pytest_configure(config: pytest.Config) -> None:
     _clock.install()
+    # pytester drops, at the end of each test, the modules first imported during it, but the package
+    # ``toolchaos`` (imported above) keeps the names it loaded lazily: a later test's inner session
+    # would mix two copies of a module (``expected a FakeTool, got FakeTool``), so a test would pass
+    # or fail by what ran before it. Loaded here, before any pytester exists, they are shared by all.
+    import toolchaos
+
+    for name in toolchaos.__all__:
+        getattr(toolchaos, name)
 
 
 @pytest.fixture
