@@ -46,7 +46,6 @@ def _per_run(work: Callable[[], int], rounds: int) -> tuple[float, float]:
 
 
 def measure(quick: bool) -> dict[str, float]:
-    from toolchaos._engine import isolated
     from toolchaos._internal import children, watchdog
     from toolchaos.certification import run_scenario, suite
 
@@ -58,7 +57,9 @@ def measure(quick: bool) -> dict[str, float]:
 
     work()  # warm: imports, caches, the first fork's page faults
     plain_wall, plain_cpu = _per_run(work, rounds)
-    restore = isolated.set_isolation("process")
+    from toolchaos._engine import session_defaults
+
+    restore = session_defaults(isolation="process")
     try:
         work()
         iso_wall, iso_cpu = _per_run(work, rounds)

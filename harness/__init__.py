@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "invariants": ("invariants", None), "policies": ("policies", None),
     "GuardConfig": ("_agents", None), "GuardedAgent": ("_agents", None), "resolve_agent": ("_agents", None),
-    "ModelClient": ("_engine", None), "RunResult": ("_engine", None), "Toolbox": ("_engine", None),
+    "ModelClient": ("_engine", None), "RunResult": ("_engine", None), "RunSpec": ("_engine", None),
+    "Toolbox": ("_engine", None),
     "run": ("_engine", None), "Budgets": ("_internal.limits", None), "Ceiling": ("_internal.limits", None),
     "Decision": ("_internal.model", None), "ModelTurn": ("_internal.model", None),
     "ToolCall": ("_internal.model", None), "Usage": ("_internal.model", None),
@@ -38,7 +39,7 @@ _LAZY = {
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
     from toolchaos import invariants, policies
     from toolchaos._agents import GuardConfig, GuardedAgent, resolve_agent
-    from toolchaos._engine import ModelClient, RunResult, Toolbox, run
+    from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox, run
     from toolchaos._internal.limits import Budgets, Ceiling
     from toolchaos._internal.model import Decision, ModelTurn, ToolCall, Usage, tool_message
     from toolchaos._internal.store import SqliteLedger, SqliteStore
@@ -78,7 +79,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "HARNESS_STATES", "REPORT_FIELDS", "REPORT_SYNONYMS", "TERMINAL_STATES", "AgentResult", "Budgets", "Ceiling",
     "Chaos", "Decision", "GuardConfig", "GuardedAgent", "HardCeiling", "InvariantViolation", "LeftoverStopped",
-    "ModelClient", "ModelTurn", "NetworkBlocked", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger",
+    "ModelClient", "ModelTurn", "NetworkBlocked", "RunClosed", "RunResult", "RunSpec", "ScenarioError", "SqliteLedger",
     "SqliteStore", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify", "invariants",
     "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
 ]

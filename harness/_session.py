@@ -13,7 +13,7 @@ from typing import Any
 
 from toolchaos import invariants, policies
 from toolchaos._agents import resolve_agent
-from toolchaos._engine import RunResult, run
+from toolchaos._engine import ISOLATION_MODES, RunResult, RunSpec, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.fake_tools import FakeTool, catalogue, faults
 
@@ -25,7 +25,8 @@ class Chaos:
 
     def __init__(self, *, agent: Any = "builtin:guarded", seed: int = 0, artifacts: str | Path | None = None,
                  name: str = "run", budgets: Budgets | dict[str, Any] | None = None,
-                 ceiling: Ceiling | None = None, record: bool = False, cassettes: str | Path | None = None) -> None:
+                 ceiling: Ceiling | None = None, record: bool = False, cassettes: str | Path | None = None,
+                 isolation: str | None = None) -> None:
         resolve_agent(agent)  # fail now, with the reference in the message, not at the first run
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise TypeError(f"seed must be an integer, got {seed!r}")
@@ -41,6 +42,9 @@ class Chaos:
             raise TypeError(f"record must be true or false, got {record!r}")
         self.record = record  # pytest --chaos-record: cassettes are recorded from their live model
         self.cassettes = Path(cassettes) if cassettes is not None else Path("cassettes")
+        if isolation is not None and isolation not in ISOLATION_MODES:
+            raise TypeError(f"isolation must be one of {', '.join(ISOLATION_MODES)}, got {isolation!r}")
+        self.isolation = isolation  # None: the session's (pytest --chaos-isolation)
         self.results: list[RunResult] = []
 
     def cassette(self, live: Any = None, *, name: str | None = None) -> policies.Policy:
@@ -68,8 +72,10 @@ class Chaos:
         name = self.name if n == 1 else f"{self.name}-{n}"
         kw.setdefault("budgets", self.budgets)
         kw.setdefault("ceiling", self.ceiling)
-        result = run(agent if agent is not None else self.agent, task=task, tools=tools, policy=policy,
-                     seed=self.seed if seed is None else seed, name=name, artifacts=self.artifacts, **kw)
+        kw.setdefault("isolation", self.isolation)
+        spec = RunSpec.of(task=task, tools=tools, policy=policy, seed=self.seed if seed is None else seed, name=name,
+                          artifacts=self.artifacts, **kw)
+        result = run(agent if agent is not None else self.agent, spec)
         self.results.append(result)
         complete = getattr(policy, "check_complete", None)  # a replayed cassette: every recorded turn was asked
         if callable(complete):

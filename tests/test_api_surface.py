@@ -14,7 +14,8 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos": [
         "AgentResult", "Budgets", "Ceiling", "Chaos", "Decision", "GuardConfig", "GuardedAgent", "HARNESS_STATES",
         "HardCeiling", "InvariantViolation", "LeftoverStopped", "ModelClient", "ModelTurn", "NetworkBlocked",
-        "REPORT_FIELDS", "REPORT_SYNONYMS", "RunClosed", "RunResult", "ScenarioError", "SqliteLedger", "SqliteStore",
+        "REPORT_FIELDS", "REPORT_SYNONYMS", "RunClosed", "RunResult", "RunSpec", "ScenarioError", "SqliteLedger",
+        "SqliteStore",
         "TERMINAL_STATES", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify",
         "invariants", "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
     ],

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 from toolchaos import Ceiling, SqliteStore, policies, run
-from toolchaos._engine import isolated, set_isolation
+from toolchaos._engine import RunSpec, isolated, session_defaults
 from toolchaos._internal import children
 from toolchaos.certification import run_scenario, suite
+from toolchaos.errors import UserError
 from toolchaos.fake_tools import catalogue
 
 needs_ns = pytest.mark.skipif(not children.sealing_available(), reason="no unprivileged namespaces here")
@@ -28,7 +29,7 @@ ONE_FORK_HERE = (children.sealing_available() and os.uname().machine == "x86_64"
 
 @pytest.fixture
 def isolated_runs() -> object:
-    restore = set_isolation("process")
+    restore = session_defaults(isolation="process")
     yield
     restore()
 
@@ -46,7 +47,7 @@ def _stubborn() -> dict[str, object]:
 def test_the_certification_suite_gives_byte_identical_traces_in_a_child(agent: str) -> None:
     scenarios = suite()
     here = [run_scenario(s, agent) for s in scenarios]
-    restore = set_isolation("process")
+    restore = session_defaults(isolation="process")
     try:
         there = [run_scenario(s, agent) for s in scenarios]
     finally:
@@ -76,7 +77,7 @@ def _email_run(store: dict[str, object]):  # type: ignore[no-untyped-def]
 def test_the_store_world_and_ledger_come_back_as_in_process() -> None:
     here_store: dict[str, object] = {}
     here = _email_run(here_store)
-    restore = set_isolation("process")
+    restore = session_defaults(isolation="process")
     try:
         there_store: dict[str, object] = {}
         there = _email_run(there_store)
@@ -134,17 +135,21 @@ def test_a_warm_catalogue_has_its_pools_before_any_fork() -> None:
 
 
 def test_runs_that_stay_in_process(isolated_runs: object, tmp_path: Path) -> None:
-    assert isolated.wanted({}) == hasattr(os, "fork")
-    assert not isolated.wanted(object())  # a store that is not a plain dict (a database connection)
-    assert isolated.placement(SqliteStore(tmp_path / "s.db"))[1] == (
+    def spec(**kw: object) -> RunSpec:
+        return RunSpec.of(task="t", tools=[catalogue.get("search")], policy=policies.scripted([]), **kw)  # type: ignore[arg-type]
+
+    assert isolated.placement(spec())[0] == ("process" if hasattr(os, "fork") else "none")
+    assert isolated.placement(spec(isolation="none")) == ("none", None)  # the run's own setting wins
+    assert isolated.placement(spec(store=SqliteStore(tmp_path / "s.db")))[1] == (
         "tools.store is a SqliteStore, not a plain dict: what it holds (a SqliteStore's database connection) must "
         "not cross a fork")
-    with isolated.in_process("the caller's"):
-        with isolated.in_process("an inner runner's"):
-            assert not isolated.wanted({})
-            assert isolated.placement({}) == ("none", "the caller's")  # the outermost reason: the caller's
-    with pytest.raises(ValueError, match="expected one of none, process"):
-        set_isolation("thread")
+    staying = spec().staying("the caller's").staying("an inner runner's")
+    assert isolated.placement(staying) == ("none", "the caller's")  # the outermost reason: the caller's
+    assert spec(isolation="none").staying("a reason").stays_because is None  # nothing asked: nothing to explain
+    with pytest.raises(UserError, match="expected one of none, process"):
+        session_defaults(isolation="thread")
+    with pytest.raises(UserError, match="expected one of none, process"):
+        spec(isolation="thread")
 
 
 def test_a_run_says_how_it_ran(tmp_path: Path) -> None:
@@ -153,7 +158,7 @@ def test_a_run_says_how_it_ran(tmp_path: Path) -> None:
 
     plain = run(asks_nothing, **_stubborn())
     assert (plain.isolation, plain.isolation_reason) == ("none", None)  # the session asked for nothing
-    restore = set_isolation("process")
+    restore = session_defaults(isolation="process")
     try:
         kept = run(asks_nothing, **_stubborn(), store=SqliteStore(tmp_path / "s.db"))
     finally:
@@ -436,7 +441,7 @@ def test_a_child_that_keeps_working_is_not_killed_for_being_slow(isolated_runs: 
 ONE_FORK = '''
 import select, threading
 from toolchaos import Ceiling, policies, run
-from toolchaos._engine import set_isolation
+from toolchaos._engine import session_defaults
 from toolchaos._internal import children
 from toolchaos.certification import run_scenario, suite
 from toolchaos.fake_tools import catalogue
@@ -446,7 +451,7 @@ real_clone = children._clone_call
 children._clone_call = lambda *a, **k: (clones.append(1), real_clone(*a, **k))[1]
 scenarios = suite()
 here = [[r.trace.jsonl() for r in run_scenario(s, "builtin:guarded").runs] for s in scenarios]
-set_isolation("process")
+session_defaults(isolation="process")
 there = [[r.trace.jsonl() for r in run_scenario(s, "builtin:guarded").runs] for s in scenarios]
 print("RUNS", sum(map(len, there)), "CLONES", len(clones), "SAME", here == there)
 

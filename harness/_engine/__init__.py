@@ -22,16 +22,19 @@ See docs/isolation.md.
 Modules: ``runner`` (``run()``), ``state`` (the per-run state all the others write to),
 ``toolbox`` (what the agent calls), ``client`` (the model client), ``result``
 (``RunResult``), ``subject`` (``AgentUnderTest``: an agent of any kind, with its own run),
-``isolated`` (a run in a contained child process, its trace streamed back: ``set_isolation``).
+``isolated`` (a run in a contained child process, its trace streamed back), ``spec``
+(``RunSpec``: every setting of a run, and the session's defaults for what a run leaves unset).
 The stops the harness raises inside the agent live in ``toolchaos.errors``.
 """
 
 from toolchaos._engine.client import ModelClient
-from toolchaos._engine.isolated import ISOLATION_MODES, default_for_certification, in_process, isolation, set_isolation
+from toolchaos._engine.isolated import default_for_certification
 from toolchaos._engine.result import RunResult
-from toolchaos._engine.runner import run, safe_name
+from toolchaos._engine.runner import run, run_spec, safe_name
+from toolchaos._engine.spec import ISOLATION_MODES, RunSpec, session_defaults, session_isolation, session_real_seconds
 from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 
-__all__ = ["ISOLATION_MODES", "AgentUnderTest", "ModelClient", "RunResult", "Toolbox", "default_for_certification",
-           "in_process", "isolation", "run", "safe_name", "set_isolation"]
+__all__ = ["ISOLATION_MODES", "AgentUnderTest", "ModelClient", "RunResult", "RunSpec", "Toolbox",
+           "default_for_certification", "run", "run_spec", "safe_name", "session_defaults", "session_isolation",
+           "session_real_seconds"]

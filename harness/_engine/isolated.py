@@ -1,7 +1,8 @@
 """Process isolation: a run's agent executes in a forked child; the trace streams to the parent as it is written.
 
-``set_isolation("process")`` (pytest ``--chaos-isolation=process``, the default of
-``--chaos-certify``; ``toolchaos certify --isolation``) makes every in-process run fork:
+A run whose ``RunSpec.isolation`` is ``"process"`` (``toolchaos.run(..., isolation="process")``;
+pytest ``--chaos-isolation=process``, the default of ``--chaos-certify``; ``toolchaos certify
+--isolation``, ``toolchaos run --isolation``) forks:
 the child is a copy of the caller at the moment the run starts (the agent, its tools and
 the policy already built, nothing imported again), contained by
 ``toolchaos._internal.children`` (its own PID namespace, a loopback-only network, where the
@@ -36,11 +37,11 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from toolchaos._engine.result import RunResult
+from toolchaos._engine.spec import RunSpec
 from toolchaos._engine.state import RunState
 from toolchaos._internal import children
 from toolchaos._internal import watchdog as _watchdog
@@ -48,16 +49,13 @@ from toolchaos._internal.events import Event
 from toolchaos.fake_tools import EffectLedger, World
 from toolchaos.fake_tools._catalogue import warm as _warm_catalogue
 
-ISOLATION_MODES = ("none", "process")
 KILL_GRACE = 0.5  # real seconds past the run's limit (without progress) before the parent kills the child
 HARD_FACTOR = 10  # a child still going after this many times its limit is killed, progress or not
 STREAM_CAP = 64 << 20  # bytes of trace a child may stream (a run that writes more ends CRASHED)
 EXIT_WAIT = 0.25  # real seconds the parent waits for a child that sent its result to exit, before killing it
 _PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to read
 
-_mode = "none"
 _inside = False  # in an isolated child: its runs (nested ones) stay in it
-_suspended = threading.local()  # per thread: ``reasons``, one per ``in_process`` block entered in this thread
 NESTED = "a run started inside an isolated run: it shares that run's process"
 NO_FORK = "this platform has no os.fork"
 
@@ -69,68 +67,27 @@ def default_for_certification() -> str:
     return "process" if sys.platform.startswith("linux") and hasattr(os, "fork") else "none"
 
 
-def set_isolation(mode: str) -> Callable[[], None]:
-    """Set how runs execute (``"process"`` or ``"none"``); returns a function that puts the previous mode back."""
-    global _mode
-    if mode not in ISOLATION_MODES:
-        raise ValueError(f"isolation: expected one of {', '.join(ISOLATION_MODES)}, got {mode!r}")
-    previous = _mode
-    _mode = mode
+def placement(spec: RunSpec) -> tuple[str, str | None]:
+    """How the run of ``spec`` executes, and why it stays here when ``process`` was asked for.
 
-    def restore() -> None:
-        global _mode
-        _mode = previous
-
-    return restore
-
-
-def isolation() -> str:
-    """The isolation mode runs get now."""
-    return _mode
-
-
-def placement(store: object) -> tuple[str, str | None]:
-    """How a run starting now executes, and why it stays here when ``process`` was asked for.
-
-    ``("process", None)``: in a child. ``("none", None)``: in this process, as the mode says.
-    ``("none", reason)``: in this process although the mode is ``process``. The reason of the
-    outermost ``in_process`` block of this thread wins: it is the caller's (an SDK agent's runner
-    that goes through ``toolchaos.wire.run`` is named as the SDK agent it is).
+    ``("process", None)``: in a child. ``("none", None)``: in this process, as the spec says.
+    ``("none", reason)``: in this process although ``process`` was asked for: the spec's own
+    reason (an SDK or framework agent's runner, a ``chaos.wire`` block, ``serve``), a nested
+    run, no ``fork``, or a store that must not cross a fork.
     """
-    if _mode != "process":
+    if spec.stays_because is not None:
+        return "none", spec.stays_because
+    if spec.isolation != "process":
         return "none", None
     if _inside:
         return "none", NESTED
-    reasons: list[str] = getattr(_suspended, "reasons", [])
-    if reasons:
-        return "none", reasons[0]
     if not hasattr(os, "fork"):
         return "none", NO_FORK
-    if type(store) is not dict:
+    store = spec.store
+    if store is not None and type(store) is not dict:
         return "none", (f"tools.store is a {type(store).__name__}, not a plain dict: what it holds (a SqliteStore's "
                         f"database connection) must not cross a fork")
     return "process", None
-
-
-def wanted(store: object) -> bool:
-    """Whether a run starting now executes in a child."""
-    return placement(store)[0] == "process"
-
-
-@contextmanager
-def in_process(reason: str) -> Iterator[None]:
-    """Runs started inside, in this thread, stay in this process; ``reason`` says why (it goes on their result).
-
-    Thread-local: a caller that starts the run in a thread of its own enters it in that thread.
-    """
-    reasons: list[str] | None = getattr(_suspended, "reasons", None)
-    if reasons is None:
-        reasons = _suspended.reasons = []
-    reasons.append(reason)
-    try:
-        yield
-    finally:
-        reasons.pop()
 
 
 # --- frames: what the child streams -------------------------------------------------------

@@ -19,7 +19,6 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +28,7 @@ from toolchaos._engine import isolated as _isolated
 from toolchaos._engine.client import ModelClient
 from toolchaos._engine.plain import plain, plain_text, type_name
 from toolchaos._engine.result import RunResult
+from toolchaos._engine.spec import RunSpec
 from toolchaos._engine.state import RunState
 from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
@@ -48,17 +48,23 @@ from toolchaos.policies._builtin import as_policy
 _T = TypeVar("_T")
 
 
-def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
-        budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
-        store: MutableMapping[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
-        ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None,
-        api_faults: Any = None) -> RunResult:
+def run(agent: Any, spec: RunSpec | None = None, *, task: str | None = None, tools: Iterable[FakeTool] | None = None,
+        policy: Any = None, seed: int = 0, budgets: Budgets | Mapping[str, Any] | None = None,
+        ceiling: Ceiling | None = None, store: MutableMapping[str, Any] | None = None, name: str = "run",
+        artifacts: str | Path | None = None, ledger: EffectLedger | None = None,
+        world: World | Mapping[str, Any] | None = None, api_faults: Any = None, isolation: str | None = None,
+        real_seconds: float | None = None) -> RunResult:
     """Run ``agent(task, model, tools)`` once and return what happened.
 
+    The run's settings are a ``RunSpec``, or its keywords (``task``, ``tools`` and ``policy``
+    required), not both; what neither sets comes from the session (``RunSpec``).
     ``agent`` is a callable, a reference (``"builtin:guarded"``, ``"pkg.mod:attr"``) or an
     ``AgentUnderTest`` of any kind (``toolchaos.adapters.agent_under_test``), whose own run
     this calls. An agent the harness cannot call at all ends ``ERROR`` (harness stop
     ``uncallable``) with a message naming the call forms it accepts.
+    ``isolation``: ``"process"`` runs the agent in a contained child (killed when stuck, its
+    trace streamed back; docs/isolation.md), ``"none"`` in this process; unset, the session's.
+    ``real_seconds``: the watchdog's limit without progress (unset: the ceiling's, the session's, 5 s).
     ``artifacts``: a directory; the trace is written there as ``<name>.trace.jsonl``.
     ``store``: ``tools.store`` (a dict, or ``toolchaos.SqliteStore`` to survive a process restart).
     ``ledger``: an effect ledger to continue (a resumed run keeps counting); by default a new
@@ -69,35 +75,44 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: 
     answered over HTTP (an ``AgentUnderTest`` of the sdk or a framework kind); an in-process
     agent's model is a Python object, so giving them for one is an error, not faults that never fire.
     """
+    if spec is None:
+        if task is None or tools is None:
+            raise TypeError("run() takes a RunSpec, or the keywords task=, tools= and policy=")
+        spec = RunSpec.of(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
+                          store=store, world=world, ledger=ledger, api_faults=api_faults, isolation=isolation,
+                          real_seconds=real_seconds, artifacts=artifacts, name=name)
+    elif task is not None or tools is not None or policy is not None:
+        raise TypeError("run() takes a RunSpec or its keywords, not both")
+    return run_spec(agent, spec)
+
+
+def run_spec(agent: Any, spec: RunSpec) -> RunResult:
+    """Run ``agent`` with the settings of ``spec`` (``run`` without the keyword form)."""
     if isinstance(agent, AgentUnderTest):
-        extra = {} if api_faults is None else {"api_faults": api_faults}
         # An in-process kind's runner is this run (isolated as any); another kind's keeps what its HTTP side recorded.
-        staying: AbstractContextManager[None] = nullcontext() if agent.kind == IN_PROCESS else _isolated.in_process(
-            f"an agent of kind {agent.kind}: its runner answers the agent's model over HTTP in this process and "
-            f"keeps the record of those requests here")
-        with staying:
-            return agent.runner(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
-                                store=store, name=name, artifacts=artifacts, ledger=ledger, world=world, **extra)
-    if api_faults is not None:
+        if agent.kind != IN_PROCESS:
+            spec = spec.staying(f"an agent of kind {agent.kind}: its runner answers the agent's model over HTTP in "
+                                f"this process and keeps the record of those requests here")
+        return agent.runner(spec)
+    if spec.api_faults is not None:
         raise UserError("api_faults: an in-process agent's model is not answered over HTTP, so model-API faults "
                         "cannot reach it; run an SDK or framework agent (KIND:pkg.mod:attr) or toolchaos serve",
                         field="api_faults")
     agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()
-    r = _state(name, task, seed, tools, policy, budgets, ceiling or _NO_CEILING, store, ledger,
-               world if isinstance(world, World) else World(world))
+    r = _state(spec)
     agent_label = label(agent)
 
     def execute() -> tuple[RunResult, BaseException | None]:
         ending = _drive(agent_fn, agent_label, r)
         return _finish(r, ending), ending.interrupted
 
-    where, why = _isolated.placement(r.store)
+    where, why = _isolated.placement(spec)
     res, interrupted = _in_child(execute, r) if where == "process" else execute()
     res.isolation, res.isolation_reason = where, why
-    if artifacts is not None:
-        res.trace.write(Path(artifacts) / f"{safe_name(name)}.trace.jsonl")
+    if spec.artifacts is not None:
+        res.trace.write(spec.artifacts / f"{safe_name(spec.name)}.trace.jsonl")
     if interrupted is not None:
         raise interrupted
     return res
@@ -127,21 +142,19 @@ class _Ending:
     warnings: list[str] = field(default_factory=list)
 
 
-# The defaults, built once (both frozen): a fresh pair validated on every run was work for nothing.
-_NO_BUDGETS, _NO_CEILING = Budgets(), Ceiling()
 
 
-def _state(name: str, task: str, seed: int, tools: Iterable[FakeTool], policy: Any,
-           budgets: Budgets | Mapping[str, Any] | None, ceiling: Ceiling, store: MutableMapping[str, Any] | None,
-           ledger: EffectLedger | None, world: World) -> RunState:
+def _state(spec: RunSpec) -> RunState:
     clock = _clock.VirtualClock()
-    if not isinstance(budgets, Budgets):
-        budgets = Budgets(**dict(budgets)) if budgets else _NO_BUDGETS
+    store, ledger, world = spec.store, spec.ledger, spec.world
     if ledger is None and isinstance(getattr(store, "ledger", None), EffectLedger):
         ledger = store.ledger  # type: ignore[union-attr]
-    toolset = ToolSet(tools, seed=seed, clock=clock, ledger=ledger, world=world)
-    return RunState(f"{name}#{seed}", task, seed, toolset, as_policy(policy), ceiling, budgets,
-                    {} if store is None else store)
+    toolset = ToolSet(spec.tools, seed=spec.seed, clock=clock, ledger=ledger,
+                      world=world if isinstance(world, World) else World(world))
+    r = RunState(f"{spec.name}#{spec.seed}", spec.task, spec.seed, toolset, as_policy(spec.policy), spec.ceiling,
+                 spec.budgets, {} if store is None else store)
+    r.limit = spec.watchdog_limit()
+    return r
 
 
 def _drive(agent_fn: Callable[..., Any], name: str, r: RunState) -> _Ending:
@@ -154,7 +167,7 @@ def _drive(agent_fn: Callable[..., Any], name: str, r: RunState) -> _Ending:
     toolbox, model = Toolbox(r), ModelClient(r)
     previous = _clock.activate(r.clock)
     net_mark = _isolation.begin()
-    real_seconds, limit_source = r.ceiling.watchdog_limit()
+    real_seconds, limit_source = r.limit
     token = _watchdog.arm(real_seconds, r.events.__len__)
     # After arm(): in a forked child (an isolated run) arm() starts the watchdog's thread, which
     # is the harness's, not one the agent left running (counted so, every run waited its grace).
@@ -419,7 +432,7 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
 def _in_child(execute: Callable[[], tuple[RunResult, BaseException | None]],
               r: RunState) -> tuple[RunResult, BaseException | None]:
     """Run in a contained child; the parent builds the result from what it streamed."""
-    real_seconds, limit_source = r.ceiling.watchdog_limit()
+    real_seconds, limit_source = r.limit
     out = _isolated.fork_run(execute, r, real_seconds)
     if out.result is not None and "unsendable" not in out.result:
         return _from_child(r, out.result, out.events), _interruption(out.result.get("interrupted"))

@@ -54,6 +54,7 @@ class RunState:
         self.rng = deferred(f"{seed}:policy")  # most policies never draw: seeded on the first draw
         self.closed = False
         self.last_final: str | None = None
+        self.limit: tuple[float, str] = (0.0, "")  # the watchdog's limit and who set it (RunSpec.watchdog_limit)
 
     def fp(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         return self.toolset.fingerprint(name, args)

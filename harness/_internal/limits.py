@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,35 +36,6 @@ class Budgets:
 DEFAULT_REAL_SECONDS = 5.0  # the real-time watchdog's limit when neither the ceiling nor the session sets one
 SDK_REAL_SECONDS = 60.0  # toolchaos.wire SDK agents' default: the SDKs build their pydantic models inside the run
 
-# The session's real-time limit (pytest --chaos-real-seconds / ini chaos_real_seconds) and where
-# it came from. Process-wide, not per run, because runs reach the engine by paths that never see
-# the pytest config: the chaos fixture, YAML items, the certification suite, toolchaos.wire.run, a
-# test calling toolchaos.run directly. Read when a run starts, so a Ceiling built before the session
-# (a module-level constant in a conftest) still follows it.
-_session_real_seconds: tuple[float, str] | None = None
-
-
-def set_session_real_seconds(seconds: float | None, source: str = "") -> Callable[[], None]:
-    """Set the real-time limit of runs whose ceiling names none (``None`` clears it).
-
-    Returns a function that puts the previous limit back (a pytest session registers it as a
-    cleanup, so an in-process inner session does not leak its limit into the outer one).
-    ``source`` (say ``--chaos-real-seconds``) is named in a watchdog failure, so whoever reads
-    it knows which knob to turn. The value is not validated here: callers check user input
-    first (``check_real_seconds``; the pytest plugin for its option and ini value), where they
-    can report a bad value as a usage error.
-    """
-    global _session_real_seconds
-    previous = _session_real_seconds
-    _session_real_seconds = None if seconds is None else (float(seconds), source)
-
-    def restore() -> None:
-        global _session_real_seconds
-        _session_real_seconds = previous
-
-    return restore
-
-
 def check_real_seconds(raw: str | float, source: str) -> float:
     """``raw`` as a real-time limit in seconds, or ``ValueError`` naming ``source`` and the value.
 
@@ -83,19 +53,13 @@ def check_real_seconds(raw: str | float, source: str) -> float:
     return seconds
 
 
-def session_real_seconds() -> float | None:
-    """The session's real-time limit, or ``None`` when the session sets none."""
-    current = _session_real_seconds
-    return None if current is None else current[0]
-
-
 @dataclass(frozen=True)
 class Ceiling:
     """The harness's own fuse, far above any sane budget: it ends runs, it does not judge them.
 
     ``real_seconds`` is the real-time watchdog's limit. ``None`` (the default) means "not set
-    here": the session's limit (``set_session_real_seconds``, the pytest option
-    ``--chaos-real-seconds``), else ``DEFAULT_REAL_SECONDS``. An explicit value always wins.
+    here": the session's (the pytest option ``--chaos-real-seconds``), else the agent kind's
+    default. A run's own ``RunSpec.real_seconds`` wins over this one, and this one over the session's.
     """
 
     max_tool_calls: int = 1000
@@ -106,10 +70,3 @@ class Ceiling:
 
     def __post_init__(self) -> None:
         check_finite(self)
-
-    def watchdog_limit(self) -> tuple[float, str]:
-        """The real-time limit a run under this ceiling gets, and who set it ("" when the ceiling or the default did)."""
-        if self.real_seconds is not None:
-            return self.real_seconds, ""
-        session = _session_real_seconds
-        return session if session is not None else (DEFAULT_REAL_SECONDS, "")

@@ -41,7 +41,7 @@ from toolchaos._agents import (
     resolve_agent,
     split,
 )
-from toolchaos._engine import AgentUnderTest, RunResult, run
+from toolchaos._engine import AgentUnderTest, RunResult, RunSpec, run
 from toolchaos.errors import AgentRefError, did_you_mean
 
 
@@ -76,10 +76,10 @@ def _process(agent: ProcessAgent | str, kind: str | None) -> AgentUnderTest:
     if kind is not None and kind != PROCESS:
         raise AgentRefError(f"agent {described.label} is a process agent, not {kind}", field="agent")
 
-    def runner(**kwargs: Any) -> RunResult:
+    def runner(spec: RunSpec) -> RunResult:
         from toolchaos import process  # the server (uvicorn, starlette, mcp): only for a process agent
 
-        return process.run(described, **kwargs)
+        return process.run(described, spec)
 
     return AgentUnderTest(described.label, PROCESS, runner)
 
@@ -94,14 +94,14 @@ def _target(agent: Any) -> tuple[Any, str | None]:
     return import_ref(target), named
 
 
-def _wire_runner(sdk_agent: Any, name: str) -> Callable[..., RunResult]:
-    def runner(*, ledger: Any = None, **kwargs: Any) -> RunResult:
-        if ledger is not None:
+def _wire_runner(sdk_agent: Any, name: str) -> Callable[[RunSpec], RunResult]:
+    def runner(spec: RunSpec) -> RunResult:
+        if spec.ledger is not None:
             raise AgentRefError(f"agent {name}: an effect ledger to continue is for in-process agents; "
                                 f"an SDK or framework agent's run starts its own", field="ledger")
         from toolchaos import wire  # respx and the SDK shims: only for an agent that talks HTTP
 
-        return wire.run(sdk_agent, **kwargs)
+        return wire.run(sdk_agent, spec)
 
     return runner
 

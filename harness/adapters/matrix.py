@@ -19,14 +19,13 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolchaos import wire
-from toolchaos._internal.limits import Ceiling
-from toolchaos.certification import Verdict, judge, suite
-from toolchaos.fake_tools import World
+from toolchaos import certification
+from toolchaos._agents import SDK
+from toolchaos.adapters._subject import agent_under_test
+from toolchaos.certification import Verdict, suite
 from toolchaos.scenario import Scenario
 
 BEGIN, END = "<!-- framework-matrix:begin -->", "<!-- framework-matrix:end -->"
@@ -59,19 +58,8 @@ def run_scenario(scenario: Scenario, agent: Any, label: str) -> Verdict:
     # The scenario's ceilings on turns and tool calls; a generous real-time watchdog, so a cell
     # depends on the framework, not on how busy the machine was (an unbounded framework runs
     # to the turn ceiling: 200 turns through LangGraph take tens of seconds on a loaded CI box).
-    ceiling = replace(scenario.ceiling or Ceiling(), real_seconds=MATRIX_REAL_SECONDS)
-    world = World(scenario.world)  # the backend: it outlives the agent's restart
-    common: dict[str, Any] = {"seed": scenario.seed, "budgets": scenario.budgets, "store": {}, "ceiling": ceiling,
-                              "world": world}
-    first = wire.run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
-                     **common)
-    second = None
-    if scenario.restart is not None:
-        world.offset += first.virtual_seconds  # its keys keep ageing across the restart
-        r = scenario.restart
-        second = wire.run(agent, task=r.task, tools=r.tools, policy=r.policy(), name=f"{scenario.name}~restart",
-                          **common)
-    return judge(scenario, first, second, agent=label)
+    return certification.run_scenario(scenario, agent_under_test(agent, SDK), label=label,
+                                      real_seconds=MATRIX_REAL_SECONDS)
 
 
 def matrix(frameworks: Iterable[str] | None = None, scenarios: Sequence[Scenario] | None = None,

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolchaos._engine import RunResult
-from toolchaos._internal.limits import session_real_seconds
+from toolchaos._engine import RunResult, session_real_seconds
 from toolchaos._internal.trace import Trace
 from toolchaos.certification._grade import grade_run
 from toolchaos.certification._verdict import ScenarioVerdict

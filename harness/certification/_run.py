@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolchaos._engine import run, safe_name
+from toolchaos._engine import RunSpec, run, safe_name
 from toolchaos.certification._judge import Verdict, judge
 from toolchaos.certification._variants import agent_label
 from toolchaos.fake_tools import World
@@ -14,29 +14,39 @@ from toolchaos.scenario import Scenario
 
 
 def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = None,
-                 artifacts: str | Path | None = None, label: str | None = None) -> Verdict:
-    """Run a scenario against ``agent`` (default: the scenario's own, else ``builtin:guarded``)."""
+                 artifacts: str | Path | None = None, label: str | None = None,
+                 isolation: str | None = None, real_seconds: float | None = None) -> Verdict:
+    """Run a scenario against ``agent`` (default: the scenario's own, else ``builtin:guarded``).
+
+    ``isolation``: ``"process"`` runs the agent in a contained child, ``"none"`` here;
+    ``real_seconds``: the watchdog's limit, over the scenario's own; unset, the session's
+    (``toolchaos.RunSpec``).
+    """
     agent = agent if agent is not None else (scenario.agent or "builtin:guarded")
-    seed = scenario.seed if seed is None else seed
-    store: dict[str, Any] = {}
     world = World(scenario.world)  # the backend: it outlives the agent's restart
-    common: dict[str, Any] = {"seed": seed, "budgets": scenario.budgets, "ceiling": scenario.ceiling, "store": store,
-                              "world": world}
-    if scenario.api_faults is not None:  # the model's own faults, for an agent answered over HTTP
-        common["api_faults"] = scenario.api_faults
-    first = run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), name=scenario.name,
-                **common)
+    first_spec = scenario_spec(scenario, seed=seed, isolation=isolation, world=world, real_seconds=real_seconds)
+    first = run(agent, first_spec)
     second = None
     if scenario.restart is not None:
         world.offset += first.virtual_seconds  # its keys keep ageing across the restart
         r = scenario.restart
-        second = run(agent, task=r.task, tools=r.tools, policy=r.policy(), name=f"{scenario.name}~restart",
-                     **common)
+        second = run(agent, first_spec.with_(task=r.task, tools=tuple(r.tools), policy=r.policy(),
+                                             name=f"{scenario.name}~restart"))
     verdict = judge(scenario, first, second, agent=label or agent_label(agent))
     if artifacts is not None:
         verdict.result.trace.write(Path(artifacts) / f"{safe_name(scenario.name)}.trace.jsonl")
         _write_process(verdict.result, Path(artifacts) / f"{safe_name(scenario.name)}.process.json")
     return verdict
+
+
+def scenario_spec(scenario: Scenario, *, seed: int | None = None, isolation: str | None = None,
+                  world: World | None = None, real_seconds: float | None = None) -> RunSpec:
+    """The first run of ``scenario`` as a ``RunSpec``: its store and world outlive the agent's restart."""
+    return RunSpec.of(task=scenario.task, tools=scenario.tools, policy=scenario.policy(),
+                      seed=scenario.seed if seed is None else seed, budgets=scenario.budgets,
+                      ceiling=scenario.ceiling, store={}, world=world if world is not None else World(scenario.world),
+                      api_faults=scenario.api_faults, isolation=isolation, real_seconds=real_seconds,
+                      name=scenario.name)
 
 
 def _write_process(result: Any, path: Path) -> None:

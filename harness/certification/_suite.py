@@ -71,7 +71,12 @@ def suite_files(name: str = "certification") -> list[Traversable]:
 
 
 def certify(agent: Any = "builtin:guarded", scenarios: Iterable[Scenario] | None = None, *,
-            artifacts: str | Path | None = None, label: str | None = None) -> list[Verdict]:
-    """Run the certification suite (or ``scenarios``) against one agent."""
+            artifacts: str | Path | None = None, label: str | None = None,
+            isolation: str | None = None) -> list[Verdict]:
+    """Run the certification suite (or ``scenarios``) against one agent.
+
+    ``isolation="process"`` runs each scenario's agent in a contained child (an untrusted agent
+    cannot hang, crash or tamper with this process); unset, the session's (``toolchaos.RunSpec``).
+    """
     todo = suite() if scenarios is None else list(scenarios)
-    return [run_scenario(s, agent, artifacts=artifacts, label=label) for s in todo]
+    return [run_scenario(s, agent, artifacts=artifacts, label=label, isolation=isolation) for s in todo]

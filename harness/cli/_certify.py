@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolchaos._engine import ISOLATION_MODES, default_for_certification, set_isolation
+from toolchaos._engine import default_for_certification
 from toolchaos._internal.version import VERSION
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
+    add_isolation_argument,
     add_real_seconds_argument,
     errors_note,
     load,
@@ -59,21 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and print the matrix")
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
     add_real_seconds_argument(parser, scenarios=True)
-    parser.add_argument("--isolation", choices=ISOLATION_MODES, default=default_for_certification(),
-                        help="where each run's agent executes: 'process' (a contained child, killed when stuck; "
-                             "see docs/isolation.md) or 'none' (in this process) (default: process on Linux, "
-                             "none elsewhere)")
+    add_isolation_argument(parser, default_for_certification())
     add_report_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    # --matrix too: it runs the suite against every agent variant, each under the same limit.
-    restore = set_isolation(args.isolation)
-    try:
-        with real_seconds_limit(args.real_seconds):
-            return _run(args)
-    finally:
-        restore()
+    # --matrix too: it runs the suite against every agent variant, each under the same defaults.
+    with real_seconds_limit(args.real_seconds, args.isolation):
+        return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._agents import KINDS, PRESETS, PROCESS
+from toolchaos._engine import ISOLATION_MODES, session_defaults
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
     check_real_seconds,
-    set_session_real_seconds,
 )
 from toolchaos.adapters import agent_under_test
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError, printable
@@ -29,6 +29,7 @@ EXAMPLES = """\
   toolchaos run incident.chaos.yaml --agent myapp.agent:run --allow-imports
   toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v
   toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
+  toolchaos run loop.chaos.yaml --agent untrusted.agent:run --isolation process  # the agent in a contained child
   toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
 
 # The agent reference every command takes (certify, run, replay): the kinds are toolchaos._agents.KINDS; a
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
     add_real_seconds_argument(parser, scenarios=True)
+    add_isolation_argument(parser, "none")
     add_report_arguments(parser)
 
 
@@ -72,24 +74,36 @@ def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: boo
                              f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents")
 
 
-@contextmanager
-def real_seconds_limit(raw: str | None) -> Iterator[None]:
-    """The session's real-time limit set to ``--real-seconds`` while the command runs, then put back.
+def add_isolation_argument(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--isolation none|process``: where each run's agent executes (``RunSpec.isolation``)."""
+    where = "process on Linux, none elsewhere" if default == "process" else default
+    parser.add_argument("--isolation", choices=ISOLATION_MODES, default=default,
+                        help="where each run's agent executes: 'process' (a contained child, killed when stuck; "
+                             "see docs/isolation.md) or 'none' (in this process) "
+                             f"(default: {where})")
 
-    Session-wide (``toolchaos._internal.limits.set_session_real_seconds``) rather than a ceiling handed to
-    each run, so the precedence is the engine's own, as under pytest: a scenario's ceiling
-    ``real_seconds`` still wins and SDK agents give up their longer default. Restored on the
-    way out so that ``main()`` called in-process (tests, a wrapper script) leaves no trace.
-    A bad value is a ``CommandError``: one line, exit 2, before anything is loaded or run.
+
+@contextmanager
+def real_seconds_limit(raw: str | None, isolation: str | None = None) -> Iterator[None]:
+    """The defaults of every run the command makes: ``--real-seconds`` (and ``--isolation``), then put back.
+
+    The command's session defaults (``toolchaos._engine.session_defaults``, what each ``RunSpec``
+    leaves unset) rather than settings handed to each run, so the precedence is the engine's own,
+    as under pytest: a scenario's ceiling ``real_seconds`` still wins and SDK agents give up their
+    longer default. Restored on the way out so that ``main()`` called in-process (tests, a wrapper
+    script) leaves no trace. A bad value is a ``CommandError``: one line, exit 2, before anything
+    is loaded or run.
     """
-    if raw is None:
+    seconds = None
+    if raw is not None:
+        try:
+            seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    if seconds is None and isolation is None:
         yield
         return
-    try:
-        seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    restore = set_session_real_seconds(seconds, REAL_SECONDS_OPTION)
+    restore = session_defaults(isolation=isolation, real_seconds=seconds, source=REAL_SECONDS_OPTION)
     try:
         yield
     finally:
@@ -191,7 +205,7 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
 
 
 def run(args: argparse.Namespace) -> int:
-    with real_seconds_limit(args.real_seconds):
+    with real_seconds_limit(args.real_seconds, args.isolation):
         return _run(args)
 
 

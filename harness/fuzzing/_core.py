@@ -50,7 +50,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.reflection import function_digest
 from toolchaos._agents import label, resolve_agent
-from toolchaos._engine import AgentUnderTest, RunResult, run
+from toolchaos._engine import AgentUnderTest, RunResult, RunSpec, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.errors import FuzzFailed, FuzzSpecError, did_you_mean, render_violations
@@ -383,8 +383,9 @@ class FuzzTarget:
     def run_case(self, plan: FaultPlan, policy: Any, seed: int) -> tuple[RunResult, list[inv.Violation]]:
         if isinstance(policy, Fresh):
             policy = policy.build()
-        result = run(self.agent_fn, task=self.task, tools=plan, policy=policy, seed=seed, budgets=self.budgets,
-                     ceiling=self.ceiling, name=self.name, world=self.world)
+        spec = RunSpec.of(task=self.task, tools=plan.tools, policy=policy, seed=seed, budgets=self.budgets,
+                          ceiling=self.ceiling, name=self.name, world=self.world)
+        result = run(self.agent_fn, spec)
         return result, inv.check_all(result, self.invariants)
 
 

@@ -25,19 +25,17 @@ import os
 import shlex
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
 from toolchaos._agents import PRESETS, Endpoints, ProcessAgent, common_env, common_files
-from toolchaos._engine import safe_name
+from toolchaos._engine import RunSpec, safe_name
 from toolchaos._internal import children
 from toolchaos._internal.clock import real_monotonic
-from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import HARNESS_STATES
 from toolchaos.errors import AgentRefError
-from toolchaos.fake_tools import EffectLedger, FakeTool, World
+from toolchaos.fake_tools import World
 from toolchaos.process._relay import Relay
 from toolchaos.serve import Server
 from toolchaos.wire import WireRunResult
@@ -92,30 +90,36 @@ class ProcessRunResult(WireRunResult):
     process: ProcessOutcome | None = None
 
 
-def run(agent: ProcessAgent, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
-        budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
-        store: MutableMapping[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
-        ledger: EffectLedger | None = None, world: World | Mapping[str, Any] | None = None,
-        api_faults: Any = None, grace: float = GRACE) -> ProcessRunResult:
-    """Run the process agent once against the tools and the policy (see the module docstring)."""
-    if ledger is not None:
+def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRACE, **settings: Any) -> ProcessRunResult:
+    """Run the process agent once (see the module docstring).
+
+    The run's settings: a ``toolchaos.RunSpec``, or its keywords (``task=``, ``tools=``, ``policy=``,
+    ``seed=``, ...), as for ``toolchaos.run``.
+    """
+    if spec is None:
+        spec = RunSpec.of(**settings)
+    elif settings:
+        raise TypeError(f"process.run() takes a RunSpec or its keywords, not both (got {', '.join(settings)})")
+    if spec.ledger is not None:
         raise AgentRefError(f"agent {agent.label}: an effect ledger to continue is for in-process agents; a process "
                             f"agent's run starts its own", field="ledger")
     home = Path(tempfile.mkdtemp(prefix="toolchaos-agent-"))
+    world = spec.world
     try:
-        srv = Server(task=task, tools=list(tools), policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
+        srv = Server(task=spec.task, tools=list(spec.tools), policy=spec.policy, seed=spec.seed, budgets=spec.budgets,
+                     ceiling=spec.ceiling, real_seconds=spec.real_seconds,
                      world=world if isinstance(world, World) else World(world),
-                     store=cast("dict[str, Any] | None", store), name=name, api_faults=api_faults)
+                     store=cast("dict[str, Any] | None", spec.store), name=spec.name, api_faults=spec.api_faults)
         with srv:
-            outcome = _drive(agent, srv, task, home, grace)
+            outcome = _drive(agent, srv, spec.task, home, grace)
         result = srv.result
         if result is None:  # the run itself could not finish: the server's own error
             raise srv.error if srv.error is not None else RuntimeError("toolchaos: the served run left no result")
     finally:
         shutil.rmtree(home, ignore_errors=True)
     out = ProcessRunResult(**{f.name: getattr(result, f.name) for f in fields(WireRunResult)}, process=outcome)
-    if artifacts is not None:
-        _write(Path(artifacts), name, out)
+    if spec.artifacts is not None:
+        _write(spec.artifacts, spec.name, out)
     return out
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from toolchaos._agents import PRESETS, ProcessAgent
+from toolchaos._engine import RunSpec
 from toolchaos._internal.limits import Ceiling
 from toolchaos.certification import Verdict, judge, suite
 from toolchaos.fake_tools import World
@@ -106,9 +107,10 @@ def version(name: str, agent: ProcessAgent, node_dir: Path) -> str:
 def run_cell(scenario: Scenario, agent: ProcessAgent, label: str) -> Verdict:
     """One scenario against one process agent, judged by the suite's judge."""
     ceiling = replace(scenario.ceiling or Ceiling(), real_seconds=MATRIX_REAL_SECONDS)
-    result = run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(), seed=scenario.seed,
-                 budgets=scenario.budgets, ceiling=ceiling, world=World(scenario.world), name=scenario.name,
-                 api_faults=getattr(scenario, "api_faults", None))
+    spec = RunSpec.of(task=scenario.task, tools=scenario.tools, policy=scenario.policy(), seed=scenario.seed,
+                      budgets=scenario.budgets, ceiling=ceiling, world=World(scenario.world), name=scenario.name,
+                      api_faults=getattr(scenario, "api_faults", None))
+    result = run(agent, spec)
     return judge(scenario, result, None, agent=label)
 
 

@@ -11,7 +11,7 @@
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
 - ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
   for every run of the session whose test or scenario sets no ``real_seconds`` of its own
-  (``toolchaos._internal.limits.set_session_real_seconds``).
+  (the session's default of every run: ``toolchaos.RunSpec``).
 - ``--chaos-isolation=process|none`` (ini ``chaos_isolation``): each run's agent in a
   contained child process, or in this one (default: ``process`` under ``--chaos-certify`` on
   Linux, else ``none``; ``toolchaos._engine.isolated``, docs/isolation.md).
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, set_session_real_seconds
+from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
 from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin import _options
 from toolchaos.pytest_plugin._options import OptionGroup
@@ -121,27 +121,30 @@ def pytest_configure(config: pytest.Config) -> None:
     names = _options.naming(config)
     for marker in {names.prefix, _options.FALLBACK}:
         config.addinivalue_line(
-            "markers", f"{marker}(agent=None, seed=None, budgets=None, ceiling=None): a toolchaos chaos test, run "
-                       f"only with {names.flag()}; the arguments are toolchaos.Chaos's own")
+            "markers", f"{marker}(agent=None, seed=None, budgets=None, ceiling=None, isolation=None): a toolchaos "
+                       f"chaos test, run only with {names.flag()}; the arguments are toolchaos.Chaos's own")
     if names.fallback and not hasattr(config, "workerinput"):  # once: the controller, not each xdist worker
         config.issue_config_time_warning(pytest.PytestConfigWarning(_options.clash_message(names)), stacklevel=2)
     settings = read_settings(config)
     config.stash[settings_key] = settings
     config.pluginmanager.register(_CollectionHooks(), "toolchaos-collection")
     limit = real_seconds(config)
-    if limit is not None:
-        # Process-wide: runs reach the engine by paths that never see this config (the chaos
-        # fixture, scenario items, toolchaos.wire.run, toolchaos.run called from a test). The
-        # cleanup puts the previous limit back, so an in-process inner session does not leak.
-        config.add_cleanup(set_session_real_seconds(*limit))
     if settings.enabled and _xdist_controller(config):
         check_isolation(config)  # a bad value is one usage error here, not one per worker
-    elif settings.enabled:
-        from toolchaos._engine import set_isolation
+        return  # the controller runs no test: its workers set their own defaults
+    if limit is not None or settings.enabled:
+        from toolchaos._engine import session_defaults  # the engine: only in a session that runs chaos
+
+        # The session's defaults for every run that leaves them unset (RunSpec): runs reach the
+        # engine by paths that never see this config (the chaos fixture, scenario items,
+        # toolchaos.wire.run, toolchaos.run called from a test). The cleanup puts the previous
+        # defaults back, so an in-process inner session does not leak.
+        config.add_cleanup(session_defaults(isolation=isolation_mode(config) if settings.enabled else None,
+                                            real_seconds=None if limit is None else limit[0],
+                                            source="" if limit is None else limit[1]))
+    if settings.enabled:
         from toolchaos._internal import clock  # freezegun: only in a session that runs chaos tests
 
-        # Process-wide like the limit above, for the same reason; put back at the end.
-        config.add_cleanup(set_isolation(isolation_mode(config)))
         clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
 
 

@@ -21,7 +21,7 @@ own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``; o
 ``--chaos-seed``, else the scenario's ``seed``. The real-time limit: the scenario's
 ``ceiling: {real_seconds: ...}``, else ``--chaos-real-seconds``, else the ini option
 ``chaos_real_seconds``, else 5 s (the engine applies the session's limit to every run whose
-ceiling sets none: ``toolchaos._internal.limits.set_session_real_seconds``).
+ceiling sets none: the session's default of every ``RunSpec``).
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ class ScenarioItem(pytest.Item):
 
     def _reproduce(self, saved: Path, agent: str) -> str:
         """``toolchaos run`` on the saved scenario, with this session's agent and real-time limit."""
-        from toolchaos._internal.limits import session_real_seconds
+        from toolchaos._engine import session_real_seconds
 
         limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
         extra = f" --real-seconds {limit:g}" if limit is not None else ""

@@ -34,11 +34,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from toolchaos._engine import ModelClient, RunResult, Toolbox, in_process
+from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox, session_real_seconds
 from toolchaos._engine import run as engine_run
 from toolchaos._engine.state import RunState
 from toolchaos._internal import clock as _clock
-from toolchaos._internal.limits import Budgets, Ceiling, session_real_seconds
+from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, RunClosed, UserError
 from toolchaos.fake_tools import FakeTool, World
@@ -89,6 +89,11 @@ class Server:
         self.store = store
         self.name = name or (sc.name if sc is not None else "serve")
         self.artifacts = artifacts
+        # The run's settings, as every entry point hands them to the engine. The run is driven over
+        # HTTP by this process's server threads (the agent is a client of its own): it stays here.
+        self.spec = RunSpec.of(task=str(self.task), tools=self.tools, policy=self.policy, seed=self.seed,
+                               budgets=self.budgets, ceiling=self.ceiling, store=self.store, world=self.world,
+                               artifacts=artifacts, name=self.name).staying(SERVED)
         self.host, self.port = host, port
         self.result: WireRunResult | None = None
         self.verdict: Any = None
@@ -194,7 +199,7 @@ class Server:
         """End the run (if it is still going), wait for it, stop the HTTP server and free the port."""
         self.end(why="the server was closed")
         if self._run_thread is not None:
-            self._run_thread.join(self.ceiling.watchdog_limit()[0] + 5)
+            self._run_thread.join(self.spec.watchdog_limit()[0] + 5)
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
         if self._http_thread is not None:
@@ -207,11 +212,7 @@ class Server:
 
     def _run(self) -> None:
         try:
-            with in_process("toolchaos serve: the run is driven over HTTP by this process's server threads (the "
-                            "agent is a client of its own), which need the run here, not a child's copy"):
-                res = engine_run(self._agent, task=str(self.task), tools=self.tools, policy=self.policy,
-                                 seed=self.seed, budgets=self.budgets, ceiling=self.ceiling, store=self.store,
-                                 name=self.name, artifacts=self.artifacts, world=self.world)
+            res = engine_run(self._agent, self.spec)
             self.result = self._with_requests(res)
             if self.scenario is not None:
                 from toolchaos.certification import judge  # pydantic and PyYAML: only to judge a scenario
@@ -294,6 +295,10 @@ class Server:
 
     async def _urls_endpoint(self, request: HttpRequest) -> JSONResponse:
         return JSONResponse(self.urls())
+
+
+SERVED = ("toolchaos serve: the run is driven over HTTP by this process's server threads (the agent is a client of "
+          "its own), which need the run here, not a child's copy")
 
 
 def _with_watchdog(ceiling: Ceiling | None, real_seconds: float | None) -> Ceiling:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolchaos._engine import ModelClient, Toolbox, in_process
+from toolchaos._engine import ModelClient, RunSpec, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
 from toolchaos.fake_tools import World
@@ -30,8 +30,11 @@ def serve_mcp_stdio(scenario: Any, *, seed: int | None = None, artifacts: str | 
         finally:
             loop.close()
 
-    with in_process("toolchaos serve over stdio: stdin and stdout are the client's, so the run stays with them here"):
-        return engine_run(agent, task=scenario.task, tools=scenario.tools, policy=scenario.policy(),
-                          seed=scenario.seed if seed is None else seed, budgets=scenario.budgets,
-                          ceiling=_with_watchdog(scenario.ceiling, real_seconds), name=scenario.name,
-                          artifacts=artifacts, world=World(scenario.world))
+    spec = RunSpec.of(task=scenario.task, tools=scenario.tools, policy=scenario.policy(),
+                      seed=scenario.seed if seed is None else seed, budgets=scenario.budgets,
+                      ceiling=_with_watchdog(scenario.ceiling, real_seconds), name=scenario.name,
+                      artifacts=artifacts, world=World(scenario.world))
+    return engine_run(agent, spec.staying(STDIO))
+
+
+STDIO = "toolchaos serve over stdio: stdin and stdout are the client's, so the run stays with them here"

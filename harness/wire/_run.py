@@ -28,19 +28,19 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from toolchaos._agents import SDK, invoke, resolve_agent
 from toolchaos._agents import label as agent_label
 from toolchaos._agents._kinds import ENV_MARK, env_parameter
-from toolchaos._engine import ModelClient, RunResult, Toolbox, in_process
+from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock
-from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling, session_real_seconds
+from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling
 from toolchaos._internal.types import AgentResult
-from toolchaos.errors import HarnessStop, UnmatchedRequest
+from toolchaos.errors import AgentRefError, HarnessStop, UnmatchedRequest
 from toolchaos.fake_tools import FakeTool, World
 from toolchaos.wire._apifaults import ApiFaults
 from toolchaos.wire._httptools import HttpTool
@@ -253,23 +253,37 @@ def call_agent(agent: Any, task: str, env: Env, label: str = "agent") -> Any:
     return out
 
 
-def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: Iterable[str] = APIS,
-        base_urls: Mapping[str, str | Iterable[str]] | None = None, patch: Mapping[str, Any] | None = None,
-        http_tools: Iterable[HttpTool] = (), api_faults: Any = None, seed: int = 0,
-        budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
+def run(agent: Any, spec: RunSpec | None = None, *, task: str | None = None, tools: Iterable[FakeTool] | None = None,
+        policy: Any = None, apis: Iterable[str] = APIS, base_urls: Mapping[str, str | Iterable[str]] | None = None,
+        patch: Mapping[str, Any] | None = None, http_tools: Iterable[HttpTool] = (), api_faults: Any = None,
+        seed: int = 0, budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
         store: dict[str, Any] | None = None, name: str = "run", artifacts: str | Path | None = None,
-        set_api_keys: bool = True, world: World | Mapping[str, Any] | None = None) -> WireRunResult:
+        set_api_keys: bool = True, world: World | Mapping[str, Any] | None = None,
+        real_seconds: float | None = None) -> WireRunResult:
     """Run an SDK agent once: the policy answers its model requests over HTTP (see the module docstring).
 
     ``agent``: ``agent(task)`` or ``agent(task, env)``, sync or async, returning the answer
     (a string), an ``AgentResult`` or a mapping with ``state``/``answer``/``report``.
+    The run's settings: a ``toolchaos.RunSpec``, or its keywords (as for ``toolchaos.run``).
     ``apis``: the model APIs the run serves (``"openai"``, ``"anthropic"``); a request to
     anything else fails the run naming the URL. ``world``: the state behind the tools, as for
-    ``toolchaos.run``.
+    ``toolchaos.run``. The run stays in this process, whatever the isolation asked for: the
+    wire, its record of the requests and the agent's objects are this process's.
     """
+    if spec is None:
+        if task is None or tools is None:
+            raise TypeError("wire.run() takes a RunSpec, or the keywords task=, tools= and policy=")
+        spec = RunSpec.of(task=task, tools=tools, policy=policy, seed=seed, budgets=budgets, ceiling=ceiling,
+                          store=store, world=world, api_faults=api_faults, real_seconds=real_seconds,
+                          artifacts=artifacts, name=name)
+    elif task is not None or tools is not None or policy is not None:
+        raise TypeError("wire.run() takes a RunSpec or its keywords, not both")
+    if spec.ledger is not None:
+        raise AgentRefError(f"agent {agent_label(agent)}: an effect ledger to continue is for in-process agents; "
+                            f"an SDK or framework agent's run starts its own", field="ledger")
     agent_fn = resolve_agent(agent, SDK)
     label = agent_label(agent)
-    tools = list(tools)
+    tools = list(spec.tools)
     patch = dict(patch or {})
     for target_tool in patch.values():  # a FakeTool given as a patch target joins the run's tools
         if isinstance(target_tool, FakeTool) and all(t.name != target_tool.name for t in tools):
@@ -280,11 +294,12 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
     for api in apis:  # fail before the run, not as a crashed run
         if api not in ALL_APIS:
             raise ValueError(f"unknown model API {api!r}; known: {', '.join(ALL_APIS)}")
-    api_faults = ApiFaults(api_faults)
+    faults = ApiFaults(spec.api_faults)
+    seed = spec.seed
     holder: dict[str, Wire] = {}
 
     def under_test(task: str, model: ModelClient, toolbox: Toolbox) -> Any:
-        wire = Wire(model, toolbox, apis=apis, base_urls=base_urls, api_faults=api_faults, http_tools=http_tools)
+        wire = Wire(model, toolbox, apis=apis, base_urls=base_urls, api_faults=faults, http_tools=http_tools)
         holder["wire"] = wire
         env = Env(task, wire, toolbox)
         patches = Patches()
@@ -320,20 +335,28 @@ def run(agent: Any, *, task: str, tools: Iterable[FakeTool], policy: Any, apis: 
                     os.environ[var] = value
 
     # The SDKs build their pydantic models lazily, on first use, inside the run: a longer watchdog,
-    # unless the session set a limit (pytest --chaos-real-seconds), which the engine then applies.
-    if (ceiling is None or ceiling.real_seconds is None) and session_real_seconds() is None:
-        ceiling = replace(ceiling or Ceiling(), real_seconds=SDK_REAL_SECONDS)
+    # unless the run, its ceiling or the session set a limit (pytest --chaos-real-seconds).
+    engine_spec = spec.with_(tools=tuple(tools), api_faults=None, ledger=None,
+                             real_seconds=spec.real_seconds or SDK_REAL_SECONDS).staying(WIRE_RUN)
     _exporters_on_real_time()
     try:
-        with in_process(WIRE_RUN):  # the wire, its record of the requests and the agent's objects are this process's
-            res = engine_run(under_test, task=task, tools=tools, policy=policy, seed=seed, budgets=budgets,
-                             ceiling=ceiling, store=store, name=name, artifacts=artifacts, world=world)
+        res = engine_run(under_test, engine_spec)
     finally:
         _exporters_on_real_time()
     wire = holder.get("wire")
     base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
     return WireRunResult(**base, requests=list(wire.requests) if wire else [],
                          unmatched=list(wire.unmatched) if wire else [], refused=list(wire.refused) if wire else [])
+
+
+_SPEC_KEYS = frozenset({"seed", "budgets", "ceiling", "store", "world", "api_faults", "real_seconds", "artifacts",
+                        "name", "isolation"})
+
+
+def _split(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A session's keywords: the run's settings (``RunSpec``) and the wire's own (apis, patch, ...)."""
+    return ({k: v for k, v in options.items() if k in _SPEC_KEYS},
+            {k: v for k, v in options.items() if k not in _SPEC_KEYS})
 
 
 @contextmanager
@@ -393,10 +416,11 @@ def session(*, tools: Iterable[FakeTool], policy: Any, task: str = "chaos.wire",
 
     def drive() -> None:
         try:
-            # Entered here: staying in process is per thread, and this thread starts the run. In a child
-            # the block would run in a copy of this process, and the test's own thread would wait for it.
-            with in_process(WIRE_SESSION):
-                box["result"] = run(block, task=task, tools=tools, policy=policy, **options)
+            # In a child the block would run in a copy of this process, and the test's own thread would
+            # wait for it: the session's run stays here, and says why.
+            settings, wire_options = _split(options)
+            spec = RunSpec.of(task=task, tools=tools, policy=policy, **settings)
+            box["result"] = run(block, spec.staying(WIRE_SESSION), **wire_options)
         except BaseException as exc:  # a usage error before the run: raised in the caller's thread
             box["crash"] = exc
         finally:

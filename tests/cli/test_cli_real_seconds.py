@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from chaos_samples import SPIN_AGENTS, SPIN_NO_OWN_LIMIT, SPIN_OWN_LIMIT, SPIN_SCENARIO
+from toolchaos import _engine as engine  # the session's defaults of every RunSpec
 from toolchaos._internal import limits
 from toolchaos.cli import main
 from toolchaos.pytest_plugin import _settings
@@ -58,7 +59,7 @@ def test_a_spinning_scenario_fails_at_the_limit(command: str, spin: Path, capsys
     assert code == 1, out
     assert "FAIL  spin" in out and FROM_OPTION in out
     assert 0.25 <= took < 2.5, f"the command ran {took:.2f}s under a 0.3s limit (the built-in default is 5s)"
-    assert limits.session_real_seconds() is None, "the command's limit outlived it"
+    assert engine.session_real_seconds() is None, "the command's limit outlived it"
 
 
 def test_the_reproduce_line_carries_the_limit(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,7 +79,7 @@ def test_replay_a_spinning_agent_fails_at_the_limit(spin: Path, capsys: pytest.C
     assert code == 1, out
     assert '"state": "WATCHDOG"' in out and FROM_OPTION in out
     assert 0.25 <= took < 2.5, f"the replay ran {took:.2f}s under a 0.3s limit (the built-in default is 5s)"
-    assert limits.session_real_seconds() is None
+    assert engine.session_real_seconds() is None
 
 
 def test_a_scenarios_own_real_seconds_wins(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -115,14 +116,14 @@ def test_a_bad_value_is_a_one_line_error(command: str, value: str, tmp_path: Pat
 
 
 def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    restore = limits.set_session_real_seconds(0.5, "an outer session")
+    restore = engine.session_defaults(real_seconds=0.5, source="an outer session")
     try:
         assert main(["run", str(spin), "--agent", SPIN_AGENT, "--real-seconds", "0.3"]) == 1
         assert FROM_OPTION in capsys.readouterr().out
-        assert limits.session_real_seconds() == 0.5
+        assert engine.session_real_seconds() == 0.5
         # Also when the command fails after setting it (no such file: exit 2).
         assert main(["run", str(spin / "missing.chaos.yaml"), "--real-seconds", "0.3"]) == 2
-        assert limits.session_real_seconds() == 0.5
+        assert engine.session_real_seconds() == 0.5
         # A second command without the option runs under the outer limit, not the first command's.
         assert main(["run", str(spin), "--agent", SPIN_AGENT]) == 1
         assert ("the agent made no progress (no model request, tool call or event) for 0.5s, the real-time limit "

@@ -8,12 +8,12 @@ session ends.
 from __future__ import annotations
 
 import pytest
-from toolchaos._engine import isolation
+from toolchaos._engine import session_isolation as isolation
 
 pytest_plugins = ["pytester"]
 
 PROBE = """
-from toolchaos._engine import isolation
+from toolchaos._engine import session_isolation as isolation
 
 def test_mode():
     print("MODE", isolation())

@@ -20,6 +20,35 @@ def test_marker_arguments_reach_the_fixture(pytester: pytest.Pytester) -> None:
     pytester.runpytest("--chaos").assert_outcomes(passed=1)
 
 
+def test_the_marker_isolates_one_test_and_the_session_default_the_rest(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        import os, pytest
+
+        def dies(task, model, tools):
+            os._exit(3)
+
+        def fine(task, model, tools):
+            return "ok"
+
+        @pytest.mark.chaos(agent=dies, isolation="process")
+        def test_isolated(chaos):
+            r = chaos.run(task="t", tools=[chaos.tool("search")], policy=chaos.policies.scripted([]))
+            assert (r.terminal_state, r.isolation) == ("CRASHED", "process")
+
+        @pytest.mark.chaos(agent=fine)
+        def test_session_default(chaos):
+            r = chaos.run(task="t", tools=[chaos.tool("search")], policy=chaos.policies.scripted([]))
+            assert r.harness_stop is None and r.isolation == "none"
+
+        @pytest.mark.chaos(isolation="elsewhere")
+        def test_bad(chaos):
+            pass
+    """)
+    res = pytester.runpytest("--chaos", "-p", "no:randomly")
+    res.assert_outcomes(passed=2, errors=1)
+    res.stdout.fnmatch_lines(["*test_bad*isolation must be one of none, process*"])
+
+
 def test_bad_marker_arguments_fail_with_the_test_named(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("""
         import pytest
@@ -44,7 +73,8 @@ def test_bad_marker_arguments_fail_with_the_test_named(pytester: pytest.Pytester
 
 def test_marker_is_registered(pytester: pytest.Pytester) -> None:
     res = pytester.runpytest("--markers")
-    res.stdout.fnmatch_lines(["@pytest.mark.chaos(agent=None, seed=None, budgets=None, ceiling=None)*"])
+    res.stdout.fnmatch_lines(["@pytest.mark.chaos(agent=None, seed=None, budgets=None, ceiling=None, isolation=None)*"
+                              ])
 
 
 def test_failure_message_shows_invariant_step_and_trace(pytester: pytest.Pytester) -> None:

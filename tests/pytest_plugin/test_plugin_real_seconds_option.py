@@ -17,7 +17,7 @@ from toolchaos import (
     policies,
     wire,  # noqa: F401  (imported before any inner session, see below)
 )
-from toolchaos._internal import limits
+from toolchaos import _engine as limits  # the session's defaults of every RunSpec
 from toolchaos.fake_tools import catalogue
 
 pytest_plugins = ["pytester"]
@@ -120,10 +120,13 @@ def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
 def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
     from toolchaos.wire import _run
 
-    seen: list[Ceiling | None] = []
+    seen: list[Any] = []
 
-    def engine_run(*args: Any, ceiling: Ceiling | None = None, **kw: Any) -> Any:
-        seen.append(ceiling)
+    class _Stop(Exception):
+        pass
+
+    def engine_run(agent: Any, spec: Any) -> Any:
+        seen.append(spec)
         raise _Stop
 
     monkeypatch.setattr(_run, "engine_run", engine_run)
@@ -132,16 +135,18 @@ def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: py
         _run.run(lambda task: None, **go)
     with pytest.raises(_Stop):  # a ceiling that sets other limits only keeps the SDK default too
         _run.run(lambda task: None, ceiling=Ceiling(max_tool_calls=50), **go)
-    restore = limits.set_session_real_seconds(0.3, "--chaos-real-seconds")
+    restore = limits.session_defaults(real_seconds=0.3, source="--chaos-real-seconds")
     try:
         with pytest.raises(_Stop):
             _run.run(lambda task: None, **go)
     finally:
         restore()
-    assert seen[0] is not None and seen[0].watchdog_limit() == (_run.SDK_REAL_SECONDS, "")
-    assert seen[1] == Ceiling(max_tool_calls=50, real_seconds=_run.SDK_REAL_SECONDS)
-    assert seen[2] is None  # the engine's own default, which follows the session
-
+    with pytest.raises(_Stop):  # a ceiling's own limit wins over the SDK default
+        _run.run(lambda task: None, ceiling=Ceiling(real_seconds=2.0), **go)
+    assert seen[0].watchdog_limit() == (_run.SDK_REAL_SECONDS, "")
+    assert seen[1].ceiling == Ceiling(max_tool_calls=50) and seen[1].watchdog_limit() == (_run.SDK_REAL_SECONDS, "")
+    assert seen[2].watchdog_limit() == (0.3, "--chaos-real-seconds")  # the session's, said where it came from
+    assert seen[3].watchdog_limit() == (2.0, "")
 
 class _Stop(Exception):
     pass

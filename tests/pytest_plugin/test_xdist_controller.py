@@ -22,7 +22,7 @@ def pytest_sessionfinish(session):
 PROBE = """
 import datetime
 import os
-from toolchaos._engine import isolation
+from toolchaos._engine import session_isolation as isolation
 from toolchaos._internal import clock
 
 def test_probe(chaos):

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from toolchaos import Ceiling, policies
-from toolchaos._engine import isolated, run, set_isolation
+from toolchaos._engine import run, session_defaults
 from toolchaos.adapters import agent_under_test
 from toolchaos.fake_tools import catalogue
 from toolchaos.wire import run as wire_run
@@ -30,7 +30,7 @@ CEILING = Ceiling(real_seconds=10.0)
 
 @pytest.fixture(autouse=True)
 def isolated_runs() -> Iterator[None]:
-    restore = set_isolation("process")
+    restore = session_defaults(isolation="process")
     yield
     restore()
 
@@ -82,7 +82,9 @@ def test_after_a_wire_run_the_thread_isolates_again() -> None:
         pass
     wire_run(_asks_once, task="t", tools=[catalogue.get("search")], policy=policies.scripted([{"final": "hi"}]),
              ceiling=CEILING)
-    assert isolated.placement({}) == ("process", None)
+    after = run(lambda task, model, tools: "done", task="t", tools=[catalogue.get("search")],
+                policy=policies.scripted([]))
+    assert (after.isolation, after.isolation_reason) == ("process", None)
 
 
 def test_a_failed_wire_tests_report_says_it_ran_in_process_and_why(tmp_path: Path) -> None:
