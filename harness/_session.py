@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos import invariants, policies
-from toolchaos._agents import resolve_agent
+from toolchaos._agents import resolve
 from toolchaos._engine import ISOLATION_MODES, RunResult, RunSpec, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.fake_tools import FakeTool, catalogue, faults
@@ -27,7 +27,7 @@ class Chaos:
                  name: str = "run", budgets: Budgets | dict[str, Any] | None = None,
                  ceiling: Ceiling | None = None, record: bool = False, cassettes: str | Path | None = None,
                  isolation: str | None = None) -> None:
-        resolve_agent(agent)  # fail now, with the reference in the message, not at the first run
+        resolve(agent)  # fail now, with the reference in the message, not at the first run
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise TypeError(f"seed must be an integer, got {seed!r}")
         if ceiling is not None and not isinstance(ceiling, Ceiling):

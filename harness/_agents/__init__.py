@@ -5,24 +5,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolchaos._agents._kinds import (
-    ACCEPTED,
-    FRAMEWORKS,
-    IN_PROCESS,
-    KINDS,
-    SDK,
-    framework_of,
-    import_ref,
-    invoke,
-    label,
-    recognise,
-    split,
-)
+from toolchaos._agents._kinds import KINDS, env_parameter, import_ref, invoke, recognise
 from toolchaos._agents._presets import PRESETS, Endpoints, Launch, Preset, common_env, common_files
 from toolchaos._agents._process import PROCESS, TASK_MODES, ProcessAgent, is_process_ref
 from toolchaos._agents._process import from_data as process_agent
 from toolchaos._agents._process import from_ref as process_ref
 from toolchaos._agents._production import production
+from toolchaos._agents._registry import (
+    IN_PROCESS,
+    SDK,
+    AgentKind,
+    AgentUnderTest,
+    Capabilities,
+    accepted,
+    binds,
+    kinds,
+    label,
+    own_form,
+    register_kind,
+    split,
+)
+from toolchaos._agents._registry import resolve as _resolve
 from toolchaos._agents.breaker import breaker
 from toolchaos._agents.doomloop import doomloop
 from toolchaos._agents.gemini import gemini
@@ -36,30 +39,51 @@ BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded, "l
                                           "production": production}
 
 
+def resolve(agent: Any, kind: str | None = None) -> AgentUnderTest:
+    """``agent`` (a reference, an object, or already an ``AgentUnderTest``) with the run of its kind.
+
+    ``kind`` names the kind when the reference does not; by default it is recognised from the
+    object (``toolchaos.kinds``). Every way in resolves an agent here.
+    """
+    return _resolve(agent, kind, load=load_target)
+
+
 def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:
     """The callable of an in-process (or, for the wire, ``sdk``) agent: a reference or a callable.
 
     References: ``builtin:NAME``, ``package.module:attr``, ``KIND:package.module:attr``. A
-    reference naming another kind, or an object of another kind (a framework's agent), is an
-    error that says what runs it: ``toolchaos.adapters.agent_under_test`` runs every kind. Any
+    reference naming another kind, or an object recognised by its type as another kind (a
+    framework's agent), is an error that says what runs it: ``resolve`` runs every kind. Any
     other object is returned as it is: one that cannot be called fails at the call, where the
     run ends ERROR saying so (``invoke``).
     """
-    if isinstance(ref, ProcessAgent) or (isinstance(ref, str) and is_process_ref(ref)):
-        raise AgentRefError(f"agent {ref} is a process agent (a command run as a child process): run it with "
-                            f"toolchaos.adapters.agent_under_test (toolchaos certify --agent and pytest "
-                            f"--chaos-agent run every kind)")
-    obj = _load(ref, kind) if isinstance(ref, str) else ref
-    found = framework_of(obj)
-    if found is not None:
+    if isinstance(ref, str) and own_form(ref) is not None:
+        raise AgentRefError(f"agent {ref} is a {own_form(ref).name} agent (a command run as a child process): run "  # type: ignore[union-attr]
+                            f"it with toolchaos.run or toolchaos.adapters.agent_under_test (toolchaos certify --agent "
+                            f"and pytest --chaos-agent run every kind)")
+    if isinstance(ref, str):
+        named, target = split(ref)
+        if named is not None and named != kind:
+            raise AgentRefError(_elsewhere(ref, named, kind))
+        obj = load_target(target)
+    else:
+        obj = ref
+    found = kinds_of_type(obj)
+    if found is not None and found != kind:
         raise AgentRefError(_elsewhere(label(ref), found, kind))
     return obj  # type: ignore[no-any-return]
 
 
-def _load(ref: str, kind: str) -> Any:
-    named, target = split(ref)
-    if named is not None and named != kind:
-        raise AgentRefError(_elsewhere(ref, named, kind))
+def kinds_of_type(obj: Any) -> str | None:
+    """The kind that recognises ``obj`` by its type (a framework's agent, a process agent), if any."""
+    for k in kinds().values():
+        if k.by_type and k.recognise is not None and k.recognise(obj):
+            return k.name
+    return None
+
+
+def load_target(target: str) -> Any:
+    """The object ``builtin:NAME`` or ``package.module:attr`` names."""
     module, _, attr = target.partition(":")
     if module != "builtin":
         return import_ref(target)
@@ -70,12 +94,12 @@ def _load(ref: str, kind: str) -> Any:
 
 
 def _elsewhere(ref: str, found: str, wanted: str) -> str:
-    runner = "toolchaos.wire.run" if found == SDK else "toolchaos.adapters.agent_under_test"
-    return (f"agent {ref} is of kind {found} ({KINDS[found]}), not {wanted}: run it with {runner} "
-            f"(toolchaos certify --agent and pytest --chaos-agent run every kind)")
+    return (f"agent {ref} is of kind {found} ({KINDS[found]}), not {wanted}: run it with toolchaos.run, which runs "
+            f"every kind (toolchaos certify --agent and pytest --chaos-agent do too)")
 
 
-__all__ = ["ACCEPTED", "BUILTIN", "FRAMEWORKS", "IN_PROCESS", "KINDS", "PRESETS", "PROCESS", "SDK", "TASK_MODES",
-           "AgentRefError", "Endpoints", "GuardConfig", "GuardedAgent", "Launch", "Preset", "ProcessAgent",
-           "common_env", "common_files", "framework_of", "guarded", "import_ref", "invoke", "is_process_ref", "label",
-           "naive", "process_agent", "process_ref", "recognise", "resolve_agent", "split"]
+__all__ = ["BUILTIN", "IN_PROCESS", "KINDS", "PRESETS", "PROCESS", "SDK", "TASK_MODES", "AgentKind", "AgentRefError",
+           "AgentUnderTest", "Capabilities", "Endpoints", "GuardConfig", "GuardedAgent", "Launch", "Preset",
+           "ProcessAgent", "accepted", "binds", "common_env", "common_files", "env_parameter", "guarded", "import_ref",
+           "invoke", "is_process_ref", "kinds", "kinds_of_type", "label", "load_target", "naive", "process_agent",
+           "process_ref", "recognise", "register_kind", "resolve", "resolve_agent", "split"]

@@ -38,6 +38,7 @@ class RunResult:
     # session asked for process isolation but the run stayed here, why (toolchaos._engine.isolated.placement).
     isolation: str = "none"
     isolation_reason: str | None = None
+    agent_kind: str = "in-process"  # the kind of agent that ran (toolchaos.kinds)
 
     @property
     def failed_to_run(self) -> bool:

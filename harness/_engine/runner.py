@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from toolchaos._agents import IN_PROCESS, invoke, label, resolve_agent
+from toolchaos._agents import IN_PROCESS, AgentUnderTest, invoke, resolve
 from toolchaos._engine import isolated as _isolated
 from toolchaos._engine.client import ModelClient
 from toolchaos._engine.plain import plain, plain_text, type_name
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.spec import RunSpec
 from toolchaos._engine.state import RunState
-from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 from toolchaos._internal import clock as _clock
 from toolchaos._internal import exits as _exits
@@ -87,25 +86,33 @@ def run(agent: Any, spec: RunSpec | None = None, *, task: str | None = None, too
 
 
 def run_spec(agent: Any, spec: RunSpec) -> RunResult:
-    """Run ``agent`` with the settings of ``spec`` (``run`` without the keyword form)."""
-    if isinstance(agent, AgentUnderTest):
-        # An in-process kind's runner is this run (isolated as any); another kind's keeps what its HTTP side recorded.
-        if agent.kind != IN_PROCESS:
-            spec = spec.staying(f"an agent of kind {agent.kind}: its runner answers the agent's model over HTTP in "
-                                f"this process and keeps the record of those requests here")
-        return agent.runner(spec)
+    """Run ``agent`` with the settings of ``spec`` (``run`` without the keyword form).
+
+    The agent is resolved through the registry of kinds (``toolchaos.kinds``): an agent of any
+    kind runs the way of its kind; an in-process one is driven here (``run_in_process``).
+    """
+    aut = agent if isinstance(agent, AgentUnderTest) else resolve(agent)
+    # An in-process kind's run is this engine's (isolated as any); another kind's keeps what its HTTP side recorded.
+    if aut.kind != IN_PROCESS:
+        spec = spec.staying(f"an agent of kind {aut.kind}: its runner answers the agent's model over HTTP in "
+                            f"this process and keeps the record of those requests here")
+    res: RunResult = aut.runner(spec)
+    res.agent_kind = aut.kind
+    return res
+
+
+def run_in_process(agent: Any, agent_label: str, spec: RunSpec) -> RunResult:
+    """Drive an in-process agent (``agent(task, model, tools)``, already resolved) with ``spec``."""
     if spec.api_faults is not None:
         raise UserError("api_faults: an in-process agent's model is not answered over HTTP, so model-API faults "
                         "cannot reach it; run an SDK or framework agent (KIND:pkg.mod:attr) or toolchaos serve",
                         field="api_faults")
-    agent_fn = resolve_agent(agent)
     _clock.install()
     _isolation.install()
     r = _state(spec)
-    agent_label = label(agent)
 
     def execute() -> tuple[RunResult, BaseException | None]:
-        ending = _drive(agent_fn, agent_label, r)
+        ending = _drive(agent, agent_label, r)
         return _finish(r, ending), ending.interrupted
 
     where, why = _isolated.placement(spec)

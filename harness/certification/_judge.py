@@ -83,7 +83,7 @@ def combine(first: RunResult, second: RunResult) -> RunResult:
         error=first.error or second.error, virtual_seconds=first.virtual_seconds + second.virtual_seconds,
         tools={**first.tools, **second.tools}, world=second.world,
         rules_fired={**first.rules_fired, **second.rules_fired}, rule_hits=_hits(first, second),
-        isolation=second.isolation, isolation_reason=second.isolation_reason)
+        isolation=second.isolation, isolation_reason=second.isolation_reason, agent_kind=second.agent_kind)
 
 
 def _hits(first: RunResult, second: RunResult) -> dict[str, dict[int, int]]:

@@ -49,8 +49,8 @@ from hypothesis import seed as _hseed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.reflection import function_digest
-from toolchaos._agents import label, resolve_agent
-from toolchaos._engine import AgentUnderTest, RunResult, RunSpec, run
+from toolchaos._agents import AgentUnderTest, label, resolve
+from toolchaos._engine import RunResult, RunSpec, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.errors import FuzzFailed, FuzzSpecError, did_you_mean, render_violations
@@ -331,13 +331,13 @@ class FuzzTarget:
     vary_seed: bool = False
     name: str = "fuzz"
     world: Mapping[str, Any] = field(default_factory=dict)  # the collections every case starts from
-    agent_fn: Callable[..., Any] = field(init=False, repr=False)
+    agent_fn: AgentUnderTest = field(init=False, repr=False)  # the agent with the run of its kind
 
     def __post_init__(self) -> None:
         self.tools = list(self.tools)
         if not self.invariants:
             self.invariants = must_hold(self.bound, self.budgets)
-        self.agent_fn = resolve_agent(self.agent)
+        self.agent_fn = resolve(self.agent)  # any kind: an SDK loop or a framework's agent too
 
     @property
     def agent_ref(self) -> str:

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolchaos._agents import kinds
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
 from toolchaos._internal.types import WASTE_LEVELS, report_value
@@ -126,6 +127,15 @@ def _side_effects(v: ScenarioVerdict) -> dict[str, Any]:
     return out
 
 
+def _agent_kind(r: Any) -> dict[str, Any]:
+    """The kind of agent that ran and what that kind can do (``toolchaos.kinds``)."""
+    name = getattr(r, "agent_kind", "in-process")
+    found = kinds().get(name)
+    caps = found.capabilities if found is not None else None
+    return {"name": name, "reports_stop": caps.reports_stop if caps else None,
+            "isolatable": caps.isolatable if caps else None, "out_of_process": caps.out_of_process if caps else None}
+
+
 def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
     """One scenario's entry in report.json, and its trace events (written beside it).
 
@@ -176,6 +186,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "stop_report": json.loads(json.dumps(r.stop_report, default=str)) if r.stop_report else None,
         # how the run executed: "process" (a contained child) or "none", and why it stayed here under process
         "isolation": {"mode": r.isolation, "reason": r.isolation_reason},
+        "agent_kind": _agent_kind(r),
         "trace": None,  # set when written: a path relative to the report directory
         "agent": v.agent,  # moved to the report's top level by build_report
     }

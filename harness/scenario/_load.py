@@ -199,10 +199,11 @@ def _check_agent(agent: str, ctx: Context, where: list[Any], root: Any) -> None:
                             f"(built-in: {', '.join('builtin:' + n for n in agents.BUILTIN)})", where, root=root)
         return
     obj = import_ref(target, ctx, where, "agent", root)
-    found = agents.framework_of(obj)
-    if kind in agents.FRAMEWORKS and found != kind:
-        raise ctx.error(f"agent {agent!r} names the kind {kind} ({agents.KINDS[kind]}), but it is a "
+    found = agents.kinds_of_type(obj)
+    named = agents.kinds()[kind] if kind is not None else None
+    if named is not None and named.by_type and found != kind:
+        raise ctx.error(f"agent {agent!r} names the kind {kind} ({named.help}), but it is a "
                         f"{type(obj).__module__}.{type(obj).__qualname__}", where, root=root)
     if found is None and not callable(obj):
-        raise ctx.error(f"agent {agent!r} is not callable, nor a framework's agent; {agents.ACCEPTED}",
-                        where, root=root)
+        raise ctx.error(f"agent {agent!r} is not callable, nor an agent of a kind recognised by its type; "
+                        f"{agents.accepted()}", where, root=root)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from toolchaos import policies, run, wire
-from toolchaos._agents import ACCEPTED, invoke, label, recognise, resolve_agent, split
+from toolchaos._agents import accepted, invoke, kinds_of_type, label, recognise, resolve_agent, split
 from toolchaos.errors import AgentCallError, AgentRefError
 from toolchaos.fake_tools import catalogue
 
@@ -41,9 +41,9 @@ def test_the_kind_is_recognised_from_the_object() -> None:
 
 def test_the_engine_runs_in_process_agents_and_says_what_runs_the_others() -> None:
     assert resolve_agent("in-process:builtin:naive") is resolve_agent("builtin:naive")
-    with pytest.raises(AgentRefError, match=r"of kind sdk .* run it with toolchaos\.wire\.run"):
+    with pytest.raises(AgentRefError, match=r"of kind sdk .* run it with toolchaos\.run, which runs every kind"):
         resolve_agent("sdk:toolchaos._agents:naive")
-    with pytest.raises(AgentRefError, match=r"of kind langgraph .*toolchaos\.adapters\.agent_under_test"):
+    with pytest.raises(AgentRefError, match=r"of kind langgraph .*run it with toolchaos\.run"):
         resolve_agent(_framework_object("langgraph.graph.state", "Pregel"))
 
 
@@ -68,7 +68,7 @@ def test_an_agent_the_harness_cannot_call_ends_error_in_process_and_over_the_wir
     tools = [catalogue.get("search")]
     r = run(four, task="t", tools=tools, policy=policies.scripted([]))
     assert (r.terminal_state, r.harness_stop, r.turns) == ("ERROR", "uncallable", 0)
-    assert r.error is not None and r.error.endswith(ACCEPTED) and "missing 1 required positional argument" in r.error
+    assert r.error is not None and r.error.endswith(accepted()) and "missing 1 required positional argument" in r.error
     with pytest.raises(AssertionError, match="the harness could not call the agent: could not call agent"):
         r.check()
     w = wire.run(sdk_three, task="t", tools=tools, policy=policies.scripted([]))
@@ -76,14 +76,14 @@ def test_an_agent_the_harness_cannot_call_ends_error_in_process_and_over_the_wir
 
 
 def test_label_and_framework_are_remembered_per_object_never_shared_between_objects() -> None:
-    from toolchaos._agents import _kinds
+    from toolchaos._agents import _registry as _kinds
 
     class Billing:
         def __call__(self, task: str, model: Any, tools: Any) -> None: ...
 
     first, second = Billing(), _framework_object("langgraph.pregel.main", "Pregel")
     assert label(first) == label(first) == f"{__name__}:{Billing.__qualname__}"
-    assert _kinds.framework_of(first) is None and _kinds.framework_of(second) == "langgraph"
+    assert kinds_of_type(first) is None and kinds_of_type(second) == "langgraph"
     # a remembered entry is read back only for the very object it was made for
     _kinds._labels[id(second)] = (first, "not this one")
     assert label(second) == "langgraph.pregel.main:Pregel"

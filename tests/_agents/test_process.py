@@ -60,9 +60,9 @@ def test_a_mapping_takes_a_command_as_a_list_or_one_line_and_a_folder_for_cwd(tm
 def test_a_process_agent_is_not_an_in_process_one_and_the_kind_prefix_points_to_its_form() -> None:
     with pytest.raises(AgentRefError, match="is a process agent"):
         resolve_agent("cmd:node agent.mjs")
-    with pytest.raises(AgentRefError, match="is a process agent"):
+    with pytest.raises(AgentRefError, match="is of kind process"):
         resolve_agent(ProcessAgent(("node",)))
-    with pytest.raises(AgentRefError, match="'cmd:COMMAND LINE' or 'preset:NAME'"):
+    with pytest.raises(AgentRefError, match="a process agent is named cmd:COMMAND LINE or preset:NAME"):
         split("process:pkg.mod:attr")
 
 

@@ -135,7 +135,7 @@ def test_toolchaos_run_takes_a_command_reference_and_a_process_agent() -> None:
     assert aut.kind == "process" and aut.label.startswith("cmd:")
     res = toolchaos_run(aut, task=TASK, tools=_tools(), policy=_policy(), ceiling=Ceiling(real_seconds=30))
     assert res.terminal_state == "FAILED"  # it exited without the model answering
-    with pytest.raises(Exception, match="a process agent, not sdk"):
+    with pytest.raises(Exception, match="names the kind process, not sdk"):
         agent_under_test("preset:python", kind="sdk")
     with pytest.raises(Exception, match="an effect ledger to continue"):
         toolchaos_run(aut, task=TASK, tools=_tools(), policy=_policy(), ledger=object())  # type: ignore[arg-type]

@@ -354,7 +354,7 @@ def test_an_agent_of_any_kind_by_reference() -> None:
     err = error(BASE + "agent: langgraph:toolchaos._agents:naive\n", allow_imports=True)
     assert "names the kind langgraph" in err.message
     err = error(BASE + "agent: toolchaos._agents:KINDS\n", allow_imports=True)
-    assert "is not callable, nor a framework's agent" in err.message
+    assert "is not callable, nor an agent of a kind recognised by its type" in err.message
 
 
 def test_custom_policy_and_invariant_by_reference() -> None:
