@@ -25,7 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", metavar="SCENARIO", help="a scenario file (one scenario, or pick one with -k)")
     parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="the scenario (or variant) whose id matches")
     parser.add_argument("--seed", type=int, metavar="N", help="seed of the run (default: the scenario's)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1); another than loopback needs --allow-remote")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="bind an address other machines can reach (--host); only the run's URLs, which carry its "
+                             "token, are answered")
     parser.add_argument("--port", type=int, default=0, metavar="N", help="port to bind (default 0: a free port)")
     parser.add_argument("--urls-file", metavar="PATH",
                         help="write the URLs as JSON (openai, anthropic, gemini, mcp, end) once the server is up")
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = pick(args)
     server = Server(scenario, seed=args.seed, host=args.host, port=args.port, artifacts=args.artifacts,
                     real_seconds=real_seconds(args.real_seconds))
+    server.allow_remote = args.allow_remote
     previous = signal.signal(signal.SIGTERM, lambda *_: server.end(why="the server got SIGTERM"))
     try:
         server.start()
@@ -84,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         if args.urls_file:
             write_urls(args.urls_file, server.urls())
         print(f"serving {scenario.name} at {server.url} (end it: POST {server.end_url})", file=sys.stderr, flush=True)
+        print("the path's tc-... part is the run's token: whoever has these URLs can drive and end the run; "
+              "requests without it are refused and recorded", file=sys.stderr, flush=True)
         try:
             server.wait()
         except KeyboardInterrupt:

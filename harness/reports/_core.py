@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from toolchaos.certification._verdict import ScenarioVerdict
 
 SCHEMA = "toolchaos.report"
-SCHEMA_VERSION = 3  # 3: agent commit, description, first_broken, tokens, cost, coverage, baseline; 2: grade, waste
+SCHEMA_VERSION = 4  # 4: foreign_attempts (none recorded means none); 3: agent commit, description, first_broken,
+# tokens, cost, coverage, baseline; 2: grade, waste
 
 # Categories in the order the certification suite presents them; others follow alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume")
@@ -187,6 +188,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         # how the run executed: "process" (a contained child) or "none", and why it stayed here under process
         "isolation": {"mode": r.isolation, "reason": r.isolation_reason},
         "agent_kind": _agent_kind(r),
+        "foreign_attempts": list(getattr(r, "foreign", None) or []),
         "trace": None,  # set when written: a path relative to the report directory
         "agent": v.agent,  # moved to the report's top level by build_report
     }

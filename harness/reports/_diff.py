@@ -17,7 +17,7 @@ from typing import Any
 from toolchaos._internal.files import MAX_LOG_BYTES, read_capped
 from toolchaos.errors import ReportError
 
-READABLE_VERSIONS = (2, 3)  # the report schema versions a diff can read (the figures it compares are in both)
+READABLE_VERSIONS = (2, 3, 4)  # the report schema versions a diff can read (the figures it compares are in both)
 FIGURES = ("executions", "side_effects", "tokens", "cost_usd")
 
 

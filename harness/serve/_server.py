@@ -43,6 +43,7 @@ from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, RunClosed, UserError
 from toolchaos.fake_tools import FakeTool, World
 from toolchaos.serve._asgi import App, WireApp
+from toolchaos.serve._gate import Gate, mint
 from toolchaos.serve._mcp import MCP_PATH, mcp_server, streamable_app
 from toolchaos.serve._pace import Pacer
 from toolchaos.wire import WireRunResult
@@ -52,6 +53,9 @@ from toolchaos.wire._server import ALL_APIS, Wire
 SERVE_REAL_SECONDS = 300.0  # the watchdog's default for a served run: a real agent in another process is slow
 READY_SECONDS = 30.0  # real seconds to wait for the server and the run to start
 ENDED_STATUS = 400  # a request after the end: an error no SDK retries
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Server:
@@ -64,6 +68,8 @@ class Server:
     scenario's ceiling sets none (default: the session's, else 300). ``port=0``: a free port.
     """
 
+    allow_remote = False  # bind an address other than loopback (with the token, only the run's URLs are answered)
+
     def __init__(self, scenario: Any = None, *, seed: int | None = None, task: str | None = None,
                  tools: Iterable[FakeTool] | None = None, policy: Any = None, api_faults: Any = None,
                  budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
@@ -75,16 +81,16 @@ class Server:
         if sc is not None and sc.restart is not None:
             raise UserError(f"{sc.name}: a scenario with restart: runs the agent twice; a served run is one run",
                             field="restart")
-        self.task = task if task is not None else (sc.task if sc is not None else None)
-        self.tools = list(tools) if tools is not None else (list(sc.tools) if sc is not None else [])
+        # Each setting: the one given, else the scenario's, else the default of a run without a scenario.
+        self.task = _given_or_scenario(task, sc, "task")
+        self.tools = list(_given_or_scenario(tools, sc, "tools", []))
         self.policy = policy if policy is not None or sc is None else sc.policy()
         if self.task is None or self.policy is None:
             raise UserError("toolchaos serve: give a scenario, or a task and a policy")
-        self.seed = seed if seed is not None else (sc.seed if sc is not None else 0)
-        self.api_faults = ApiFaults(api_faults if api_faults is not None else (sc.api_faults if sc is not None else None))
-        self.budgets = budgets if budgets is not None else (sc.budgets if sc is not None else None)
-        self.ceiling = _with_watchdog(ceiling if ceiling is not None else (sc.ceiling if sc is not None else None),
-                                      real_seconds)
+        self.seed = _given_or_scenario(seed, sc, "seed", 0)
+        self.api_faults = ApiFaults(_given_or_scenario(api_faults, sc, "api_faults"))
+        self.budgets = _given_or_scenario(budgets, sc, "budgets")
+        self.ceiling = _with_watchdog(_given_or_scenario(ceiling, sc, "ceiling"), real_seconds)
         self.world = world if world is not None else World(sc.world if sc is not None else None)
         self.store = store
         self.name = name or (sc.name if sc is not None else "serve")
@@ -110,12 +116,20 @@ class Server:
         self._run_thread: threading.Thread | None = None
         self._http_thread: threading.Thread | None = None
         self._uvicorn: uvicorn.Server | None = None
+        self._gate: Gate | None = None
+        self.token = ""  # minted when the server starts (the run's capability)
 
     # --- addresses ---------------------------------------------------------------------
 
     @property
-    def url(self) -> str:
+    def root(self) -> str:
+        """The address the server bound, without the run's token: nothing is served here alone."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The run's own address: the bound one and the run's token (every URL handed out starts so)."""
+        return f"{self.root}/{self.token}"
 
     @property
     def base_urls(self) -> dict[str, str]:
@@ -143,6 +157,11 @@ class Server:
         self.close()
 
     def start(self) -> Server:
+        if not self.allow_remote and self.host not in LOOPBACK:
+            raise UserError(f"toolchaos serve: binding {self.host!r} lets other machines reach the run: give "
+                            f"allow_remote=True (toolchaos serve --allow-remote) to mean it; only the run's URLs, "
+                            f"which carry its token, are answered", field="host")
+        self.token = mint()  # the run's capability: in every URL handed out, required on every request
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
@@ -162,7 +181,8 @@ class Server:
         control = Starlette(routes=[*mcp_app.routes, Route("/toolchaos/end", self._end_endpoint, methods=["POST"]),
                                     Route("/toolchaos/urls", self._urls_endpoint, methods=["GET"])],
                             lifespan=mcp_app.router.lifespan_context)
-        app = App(WireApp(self.handle, self._unknown), control)
+        self._gate = Gate(App(WireApp(self.handle, self._unknown), control), self.token, self._hosts())
+        app = self._gate
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="h11", loop="none",
                                 timeout_graceful_shutdown=1, access_log=False)
         self._uvicorn = server = uvicorn.Server(config)
@@ -227,7 +247,9 @@ class Server:
     def _agent(self, task: str, model: ModelClient, toolbox: Toolbox) -> Any:
         """The stand-in agent: the run is driven over HTTP until it is ended."""
         state: RunState = model._run
-        self._wire = Wire(model, toolbox, apis=ALL_APIS, base_urls=self.base_urls, api_faults=self.api_faults,
+        # The gate strips the run's token before a request reaches the wire: it routes the APIs' own paths.
+        bases = {"openai": f"{self.root}/v1", "anthropic": self.root, "gemini": self.root}
+        self._wire = Wire(model, toolbox, apis=ALL_APIS, base_urls=bases, api_faults=self.api_faults,
                           defaults=False)
         self._pacer = Pacer(state.clock, state.events)
         self._state, self._toolbox = state, toolbox
@@ -242,8 +264,20 @@ class Server:
     def _with_requests(self, res: RunResult) -> WireRunResult:
         wire = self._wire
         base = {f.name: getattr(res, f.name) for f in fields(RunResult)}
+        # the gate's own list: attempts made after the run's end (until the server closes) join it
         return WireRunResult(**base, requests=list(wire.requests) if wire else [],
-                             unmatched=list(wire.unmatched) if wire else [])
+                             unmatched=list(wire.unmatched) if wire else [],
+                             foreign=self._gate.attempts if self._gate is not None else [])
+
+    def _hosts(self) -> list[str] | None:
+        """The Host headers a request to this server may carry: the bound address, and localhost's names for it
+        (None for an address other machines reach: their names for it are not known here)."""
+        if self.host not in LOOPBACK:
+            return None
+        names = {self.host}
+        if self.host in ("127.0.0.1", "localhost", "::1"):
+            names |= {"127.0.0.1", "localhost", "[::1]"}
+        return [f"{n}:{self.port}" for n in names]
 
     # --- requests ----------------------------------------------------------------------
 
@@ -299,6 +333,13 @@ class Server:
 
 SERVED = ("toolchaos serve: the run is driven over HTTP by this process's server threads (the agent is a client of "
           "its own), which need the run here, not a child's copy")
+
+
+def _given_or_scenario(given: Any, scenario: Any, setting: str, default: Any = None) -> Any:
+    """A ``Server`` setting: ``given`` when it is not None, else the scenario's (if there is one), else ``default``."""
+    if given is not None:
+        return given
+    return getattr(scenario, setting) if scenario is not None else default
 
 
 def _with_watchdog(ceiling: Ceiling | None, real_seconds: float | None) -> Ceiling:

@@ -68,6 +68,9 @@ class WireRunResult(RunResult):
     # requests nothing answered from threads that are not the run's (exporters, telemetry): refused
     # in that thread as offline, never the run's failure, never the network (real-time chance: not traced)
     refused: list[str] = field(default_factory=list)
+    # requests a served run refused at its gate (no run token, a foreign Host or Origin): who else
+    # could reach its port tried it (toolchaos.serve; at most the first 100 are kept)
+    foreign: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def model_requests(self) -> int:

@@ -66,3 +66,9 @@ def test_without_the_serve_extra_the_commands_say_what_to_install(monkeypatch: p
     monkeypatch.setitem(sys.modules, "toolchaos.serve", None)  # an import of it fails, as without the extra
     assert main(["mcp", str(LOOP_YAML)]) == 2
     assert "pip install 'CLONE[serve]' (CLONE: the path of your toolchaos clone" in capsys.readouterr().err
+
+
+def test_binding_beyond_loopback_needs_allow_remote(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", str(LOOP_YAML), "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err
+    assert "lets other machines reach the run" in err and "--allow-remote" in err

@@ -192,7 +192,8 @@ def test_a_client_that_disconnects_mid_stream_does_not_hang_the_server() -> None
     with srv:
         body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()
         with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            head = f"POST /{srv.token}/v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{srv.port}\r\n"
+            sock.sendall(head.encode() + b"content-type: application/json\r\n"
                          b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
             assert sock.recv(64).startswith(b"HTTP/1.1 200")
         r = httpx.post(srv.base_urls["openai"] + "/chat/completions", json={"model": "m", "messages": []}, timeout=5)
