@@ -504,3 +504,33 @@ def test_a_clone_the_kernel_refuses_falls_back_to_two_forks(monkeypatch: pytest.
     forked = children.fork_call(lambda fd: os.write(fd, str(os.getpid()).encode()), seal_network=True)
     assert forked.wait(timeout=10) == 0 and forked.stdout == b"1"  # PID 1 all the same, of the keeper's namespace
     assert children._one_fork is False
+
+
+@needs_fork
+def test_an_isolated_agents_keyboard_interrupt_fails_its_run_and_the_next_test_runs(
+        pytester: pytest.Pytester) -> None:
+    # The agent raises KeyboardInterrupt, or sends its own process SIGINT: a failed run, not the
+    # end of the session (a real Ctrl-C at the terminal still stops it: test_isolation_session.py).
+    pytester.makepyfile("""
+        import os, signal, time
+        import pytest
+
+        def raises(task, model, tools):
+            raise KeyboardInterrupt
+
+        def sigint(task, model, tools):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+
+        @pytest.mark.parametrize("agent", [raises, sigint])
+        def test_interrupts(chaos, agent):
+            r = chaos.run(task="t", tools=[chaos.tool("search")], policy=chaos.policies.scripted([]), agent=agent)
+            assert (r.terminal_state, r.harness_stop, r.isolation) == ("CRASHED", "interrupted", "process")
+            assert "the session goes on" in r.error
+
+        def test_after(chaos):
+            assert True
+    """)
+    res = pytester.runpytest("-p", "toolchaos", "--chaos", "--chaos-isolation=process", "-p", "no:randomly")
+    res.assert_outcomes(passed=3)
+    assert res.ret == 0

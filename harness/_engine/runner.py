@@ -442,7 +442,15 @@ def _in_child(execute: Callable[[], tuple[RunResult, BaseException | None]],
     real_seconds, limit_source = r.limit
     out = _isolated.fork_run(execute, r, real_seconds)
     if out.result is not None and "unsendable" not in out.result:
-        return _from_child(r, out.result, out.events), _interruption(out.result.get("interrupted"))
+        res, interrupted = _from_child(r, out.result, out.events), _interruption(out.result.get("interrupted"))
+        if isinstance(interrupted, KeyboardInterrupt):
+            # The agent's own process was interrupted: it raised KeyboardInterrupt, or sent itself SIGINT.
+            # That fails its run, not the session: a real Ctrl-C at the terminal reaches this process
+            # too (the child runs in a process group of its own) and stops the session here.
+            res.error = ("the agent's contained process was interrupted (a KeyboardInterrupt "
+                         "raised by the agent, or a SIGINT it sent itself): the run fails, the session goes on")
+            return res, None
+        return res, interrupted
     r.events = out.events
     _isolated.restore_ledger(r.toolset.ledger, [*r.toolset.ledger.effects, *out.effects])
     r.usage = [Usage(e["tokens_in"], e["tokens_out"]) for e in out.events if e["kind"] == "model"]
