@@ -473,3 +473,26 @@ def test_a_recording_opens_the_network_to_its_own_thread_only() -> None:
         assert isolation._guarded()
     finally:
         isolation.end(mark)
+
+
+def test_a_call_id_whose_str_spins_ends_the_run_at_the_limit_not_the_trace_writer(tmp_path):
+    # The agent hands tools.call an object as call_id: it is copied to text during the call, where
+    # the watchdog reaches it, never later by the trace's writer, where nothing would.
+    class Spins:
+        def __str__(self):
+            while True:
+                pass
+
+    def agent(task, model, tools):
+        tools.call("search", {"query": "q"}, call_id=Spins())
+
+    r, took = go(agent, tmp_path)
+    assert r.terminal_state == "WATCHDOG" and took < LIMIT + SLACK
+    assert (tmp_path / "run.trace.jsonl").exists()
+
+    def numbered(task, model, tools):  # a plain number stays a number in the trace
+        tools.call("search", {"query": "q"}, call_id=7)
+        return "done"
+
+    r, _ = go(numbered)
+    assert [e["call_id"] for e in r.trace.events if e["kind"] == "tool"] == [7]

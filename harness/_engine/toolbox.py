@@ -26,6 +26,8 @@ LATE_RECORDED = 20  # late calls recorded per run; the next ones stop their thre
 _CLASS = {c: c.value for c in OutcomeClass}  # an Enum's .value is a descriptor call; this is a dict hit
 
 
+_SCALARS = frozenset({str, int, float, bool})  # call ids written to the trace as they are
+
 class Toolbox:
     """The fake tools as the agent sees them.
 
@@ -118,6 +120,8 @@ class Toolbox:
         seq = next(run.seq)
         started = run.clock.t
         tool, outcome, norm, fp, count, call_no = run.toolset.run_call(name, args, seq, advance)
+        if call_id is not None and call_id.__class__ not in _SCALARS:  # the agent's object: copied now, while the
+            call_id = plain_text(call_id)  # watchdog watches (the trace's writer, later, must not call into it)
         if run.pending:  # an agent calling its tools unasked has no request to match
             call_id = run.take_request(name, fp, call_id)
         run.events.append(tool_event(run.run_id, seq, run.step, started, outcome.latency, name, call_no, norm, fp,
@@ -140,6 +144,8 @@ class Toolbox:
             raise stop
         # Plain copies: the trace and the reports never call into the agent's objects.
         name, guard, reason = plain_text(name), plain_text(guard), plain_text(reason)
+        if call_id is not None and call_id.__class__ not in _SCALARS:
+            call_id = plain_text(call_id)
         norm, fp = run.fp(name, args or {})
         run.events.append(refusal_event(run.run_id, next(run.seq), run.step, run.clock.t, name, norm, fp,
                                         run.take_request(name, fp, call_id), guard, reason))
