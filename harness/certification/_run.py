@@ -10,6 +10,7 @@ from toolchaos._engine import RunSpec, run, safe_name
 from toolchaos.certification._judge import Verdict, judge
 from toolchaos.certification._variants import agent_label
 from toolchaos.fake_tools import World
+from toolchaos.invariants import Violation
 from toolchaos.scenario import Scenario
 
 
@@ -34,9 +35,18 @@ def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = No
                                              name=f"{scenario.name}~restart"))
     verdict = judge(scenario, first, second, agent=label or agent_label(agent))
     if artifacts is not None:
-        verdict.result.trace.write(Path(artifacts) / f"{safe_name(scenario.name)}.trace.jsonl")
-        _write_process(verdict.result, Path(artifacts) / f"{safe_name(scenario.name)}.process.json")
+        try:
+            verdict.result.trace.write(Path(artifacts) / f"{safe_name(scenario.name)}.trace.jsonl")
+            _write_process(verdict.result, Path(artifacts) / f"{safe_name(scenario.name)}.process.json")
+        except OSError as exc:  # a link planted where its trace goes (by an agent?): this scenario fails, not the rest
+            verdict.violations.append(artifacts_refused(exc))
     return verdict
+
+
+def artifacts_refused(exc: OSError) -> Violation:
+    """The violation of a scenario whose trace could not be kept: its evidence is gone, so it cannot pass."""
+    return Violation("artifacts", "the run's trace written to the artifacts folder",
+                     f"refused: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
 
 
 def scenario_spec(scenario: Scenario, *, seed: int | None = None, isolation: str | None = None,

@@ -58,6 +58,7 @@ def write_reports(verdicts: Iterable[ScenarioVerdict], meta: RunMeta | Mapping[s
 def write_entries(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | None, out_dir: str | Path, *,
                   step_summary: bool = True) -> dict[str, Path]:
     """``write_reports`` from ``scenario_entry`` results (what crosses process boundaries)."""
+    entries = list(entries)
     report, traces = build_report(entries, meta)
     out = Path(out_dir)
     try:
@@ -65,8 +66,15 @@ def write_entries(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | 
         (out / "traces").mkdir(exist_ok=True)
     except OSError as exc:
         raise ReportError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
-    for rel, events in traces.items():
-        Trace(events).write(out / rel)
+    refused = _write_traces(out, traces)
+    if refused:  # a link planted where a trace goes: those scenarios fail (their evidence is gone), the rest stand
+        by_id = {s["id"]: refused[s["trace"]] for s in report["scenarios"] if s["trace"] in refused}
+        report, traces = build_report([_refused(e, by_id[e[0]["id"]]) if e[0]["id"] in by_id else e
+                                       for e in entries], meta)
+        for s in report["scenarios"]:
+            if s["id"] in by_id:
+                s["trace"] = None  # nothing of ours is there: a reader must not follow the link
+        _write_traces(out, {rel: ev for rel, ev in traces.items() if rel not in refused})
     md = render_markdown(report, traces)
     paths = {
         "json": _write(out / "report.json", dumps(report)),
@@ -78,6 +86,30 @@ def write_entries(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | 
     if step_summary:
         append_step_summary(md)
     return paths
+
+
+def _write_traces(out: Path, traces: Mapping[str, list[Any]]) -> dict[str, str]:
+    """Write each trace; those refused (a symbolic link in the way) by their path, with the reason."""
+    refused = {}
+    for rel, events in traces.items():
+        try:
+            Trace(events).write(out / rel)
+        except OSError as exc:
+            refused[rel] = f"{exc.strerror or exc}: {rel}"
+    return refused
+
+
+def _refused(entry: Entry, why: str) -> Entry:
+    """A scenario entry whose trace could not be written: failed, saying why."""
+    data, events = entry
+    data = {**data, "verdict": "fail", "first_broken": "artifacts", "failure_severity": data.get("severity"),
+            "trace_refused": why,
+            "invariants": [*data.get("invariants", []), {
+                "name": "artifacts", "params": {}, "passed": False, "expected": "the run's trace written to the report",
+                "actual": f"refused: {why}", "step": None, "seq": None, "why": None,
+                "violations": [{"invariant": "artifacts", "expected": "the run's trace written to the report",
+                                "actual": f"refused: {why}", "step": None, "seq": None}]}]}
+    return data, events
 
 
 def _write(path: Path, text: str) -> Path:

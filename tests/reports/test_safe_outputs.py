@@ -102,3 +102,29 @@ def test_terminal_output_of_toolchaos_run_v_has_no_escape_sequences(tmp_path: Pa
         sys.path.remove(str(tmp_path))
     out = capsys.readouterr()
     assert "red" in out.out and "\x1b" not in out.out + out.err
+
+
+def test_a_link_planted_where_a_trace_goes_fails_that_scenario_and_the_certification_completes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An agent that can read the harness's command line knows where later traces go, and plants
+    # links there: the harness writes through none of them, and only the scenarios whose evidence
+    # was refused fail; every other scenario is judged and reported as it ran.
+    from toolchaos.cli import main
+
+    art, rep, target = tmp_path / "art", tmp_path / "rep", tmp_path / "target"
+    (rep / "traces").mkdir(parents=True)
+    art.mkdir()
+    (art / "loop-exact-repeat-timeout.trace.jsonl").symlink_to(target)
+    (rep / "traces" / "loop-ignores-refusals.trace.jsonl").symlink_to(target)
+    code = main(["certify", "--agent", "builtin:guarded", "--isolation", "none", "--artifacts", str(art),
+                 "--report", str(rep), "-k", "loop-*"])
+    assert code == 1 and not target.exists()
+    assert "NOT CERTIFIED" in capsys.readouterr().err
+    report = json.loads((rep / "report.json").read_text())
+    failed = {s["id"]: s for s in report["scenarios"] if s["verdict"] != "pass"}
+    assert set(failed) == {"loop-exact-repeat-timeout", "loop-ignores-refusals"}
+    assert all(s["first_broken"] == "artifacts" for s in failed.values())
+    assert failed["loop-ignores-refusals"]["trace"] is None and "symbolic link" in failed["loop-ignores-refusals"][
+        "trace_refused"]
+    written = {p.name for p in (rep / "traces").iterdir() if not p.is_symlink()}
+    assert len(written) == len(report["scenarios"]) - 1  # every other scenario's trace is there
