@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from toolchaos._internal.limits import check_real_seconds
 from toolchaos.cli._run import line, load, select
 from toolchaos.errors import CommandError
 
+LINGER = 5.0  # real seconds the server outlives its run: a client's requests in flight get the 400, not a refusal
 HELP = "serve a scenario's run over HTTP: the model APIs (OpenAI, Anthropic, Gemini) and the tools over MCP"
 EXAMPLES = """\
   toolchaos serve loop.chaos.yaml                         # prints the base URLs, ends at POST .../toolchaos/end
@@ -35,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the URLs as JSON (openai, anthropic, gemini, mcp, end) once the server is up")
     parser.add_argument("--artifacts", metavar="DIR", help="write the run's trace to DIR/<scenario-id>.trace.jsonl")
     parser.add_argument("--allow-imports", action="store_true", help="let the scenario name Python code as 'module:attr'")
+    parser.add_argument("--linger", metavar="SECONDS", type=float, default=LINGER,
+                        help=f"after the run ends, keep answering (every model request with the documented 400) for "
+                             f"SECONDS before the server stops, so a client's late requests are told, not refused "
+                             f"(default {LINGER:g})")
     parser.add_argument("--real-seconds", metavar="SECONDS",
                         help="the watchdog's limit for the run (default: the scenario's ceiling, else 300)")
 
@@ -48,6 +54,14 @@ def serve_api() -> Any:
                            f"pip install 'CLONE[serve]' (CLONE: the path of your toolchaos clone; the README's "
                            f"'Use it in your project')") from None
     return serve
+
+
+def linger(seconds: float, stop: threading.Event) -> None:
+    """The run has ended: the server stays up for ``seconds`` (or until SIGTERM), answering late requests with the
+    ended run's 400 (a client refused a connection backs off and retries for minutes; told the run is over, it stops)."""
+    if seconds > 0:
+        print(f"the run has ended; answering late requests for {seconds:g}s (--linger)", file=sys.stderr, flush=True)
+        stop.wait(seconds)
 
 
 def pick(args: argparse.Namespace) -> Any:
@@ -82,7 +96,13 @@ def run(args: argparse.Namespace) -> int:
     server = Server(scenario, seed=args.seed, host=args.host, port=args.port, artifacts=args.artifacts,
                     real_seconds=real_seconds(args.real_seconds))
     server.allow_remote = args.allow_remote
-    previous = signal.signal(signal.SIGTERM, lambda *_: server.end(why="the server got SIGTERM"))
+    stop = threading.Event()  # SIGTERM also cuts the linger short
+
+    def on_term(*_: Any) -> None:
+        server.end(why="the server got SIGTERM")
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
     try:
         server.start()
         print(json.dumps(server.urls()), flush=True)
@@ -93,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
               "requests without it are refused and recorded", file=sys.stderr, flush=True)
         try:
             server.wait()
+            linger(args.linger, stop)
         except KeyboardInterrupt:
             server.end(why="interrupted (Ctrl-C)")
     finally:

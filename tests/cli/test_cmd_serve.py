@@ -31,7 +31,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 30) -> d
 def test_serve_prints_its_urls_serves_the_run_and_ends_with_the_verdict(tmp_path: Path) -> None:
     urls_file = tmp_path / "urls.json"
     proc = subprocess.Popen([sys.executable, "-m", "toolchaos", "serve", str(LOOP_YAML), "--urls-file", str(urls_file),
-                             "--artifacts", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--artifacts", str(tmp_path), "--linger", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         urls = _wait_for(urls_file, proc)
         with httpx.Client(timeout=10) as http:
@@ -43,7 +43,12 @@ def test_serve_prints_its_urls_serves_the_run_and_ends_with_the_verdict(tmp_path
                 "params": {"name": call["function"]["name"], "arguments": json.loads(call["function"]["arguments"])}})
             assert result.json()["result"]["isError"] is True
             http.post(urls["end"], json={"state": "STOPPED_LOOP_GUARD"})
+            # the server outlives the run (--linger): a late request is told the run is over, not refused
+            late = http.post(urls["openai"] + "/chat/completions", json={"model": "m", "messages": []})
+            assert late.status_code == 400 and "the run has ended" in late.json()["error"]["message"]
+        started = time.monotonic()
         out, err = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 10  # then it stops
     finally:
         proc.kill()
     assert proc.returncode == 0, err
