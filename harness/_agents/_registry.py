@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,15 +84,22 @@ class _Kinds(Mapping[str, AgentKind]):
     def __init__(self) -> None:
         self._kinds: dict[str, AgentKind] = {}
         self._loaded = self._loading = False
+        # Re-entrant: a kind module registers (and so reads the registry) while it loads. Two runs
+        # started at once in two threads both wait for the built-in kinds, never read half of them.
+        self._lock = threading.RLock()
 
     def _load(self) -> dict[str, AgentKind]:
-        if not self._loaded:
-            self._loaded = self._loading = True
-            try:
-                for module in _BUILTIN_MODULES:
-                    importlib.import_module(f"toolchaos.kinds.{module}")
-            finally:
-                self._loading = False
+        if self._loaded:
+            return self._kinds
+        with self._lock:
+            if not self._loading and not self._loaded:
+                self._loading = True
+                try:
+                    for module in _BUILTIN_MODULES:
+                        importlib.import_module(f"toolchaos.kinds.{module}")
+                finally:
+                    self._loading = False
+                    self._loaded = True
         return self._kinds
 
     def __getitem__(self, name: str) -> AgentKind:
