@@ -72,6 +72,20 @@ def test_what_a_spec_leaves_unset_comes_from_the_session_when_it_is_built() -> N
     assert spec().watchdog_limit() == (5.0, "") and spec().watchdog_limit(60) == (60, "")
 
 
+def test_the_names_a_process_agent_gets_are_the_runs_own_and_the_sessions() -> None:
+    assert spec().pass_env == () and spec(pass_env=["B", "A", "B"]).pass_env == ("B", "A")
+    restore = session_defaults(pass_env=("S", "A"))
+    try:
+        assert spec(pass_env=["A", "B"]).pass_env == ("A", "B", "S") and spec().pass_env == ("S", "A")
+        assert spec(pass_env=["A"]).with_(seed=1).pass_env == ("A", "S")  # validated again, not added twice
+    finally:
+        restore()
+    assert spec().pass_env == ()  # restored
+    with pytest.raises(UserError, match="'A=1' is not an environment variable name") as caught:
+        spec(pass_env=["A=1"])
+    assert caught.value.field == "pass_env"
+
+
 def test_no_module_level_setter_decides_how_a_run_executes() -> None:
     # The old process-wide switches are gone; the engine reads the spec it is handed only.
     assert not hasattr(toolchaos._engine, "set_isolation")

@@ -1,6 +1,6 @@
 """A process agent: any program, in any language, run as a child process under chaos.
 
-``ProcessAgent(command=[...], env={...}, cwd=..., task="arg"|"stdin", preset=...)`` says how
+``ProcessAgent(command=[...], env={...}, cwd=..., task="arg"|"stdin", preset=..., pass_env=[...])`` says how
 to start it; running it is ``toolchaos.process``'s job (a local model-API and MCP server for the
 run, the child in its own process group). This module only holds and checks the description, so
 the scenario loader and the command line can read one without starting anything.
@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from toolchaos._agents._presets import PRESETS
-from toolchaos.errors import AgentRefError, did_you_mean
+from toolchaos._internal.environ import check_names
+from toolchaos.errors import AgentRefError, UserError, did_you_mean
 
 PROCESS = "process"
 CMD_PREFIX, PRESET_PREFIX = "cmd:", "preset:"
 TASK_MODES = ("arg", "stdin")
-_KEYS = ("command", "env", "cwd", "task", "preset")
+_KEYS = ("command", "env", "cwd", "task", "preset", "pass_env")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,9 @@ class ProcessAgent:
     (after the harness's, so they win); ``cwd``: its working directory (relative to the scenario
     file's folder in a scenario; default: that folder, or the current one from Python); ``task``:
     how the task reaches it, the last argument (``arg``) or its standard input (``stdin``);
-    ``preset``: a ready-made recipe for a known client (``toolchaos._agents.PRESETS``).
+    ``preset``: a ready-made recipe for a known client (``toolchaos._agents.PRESETS``);
+    ``pass_env``: names of the caller's environment variables it gets as they are (it gets none
+    of the caller's otherwise, beyond a short allowlist: ``toolchaos._internal.environ``).
     """
 
     command: tuple[str, ...] = ()
@@ -43,9 +46,14 @@ class ProcessAgent:
     cwd: str | None = None
     task: str = "arg"
     preset: str | None = None
+    pass_env: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check(self)
+        try:
+            object.__setattr__(self, "pass_env", check_names(self.pass_env, "agent.pass_env"))
+        except UserError as exc:
+            raise AgentRefError(str(exc), field="agent.pass_env") from None
 
     @property
     def label(self) -> str:
@@ -60,7 +68,7 @@ class ProcessAgent:
     def in_folder(self, folder: Path) -> ProcessAgent:
         """The same agent, its ``cwd`` read relative to ``folder`` (a scenario file's)."""
         cwd = folder / self.cwd if self.cwd is not None else folder
-        return ProcessAgent(self.command, self.env, str(cwd), self.task, self.preset)
+        return replace(self, cwd=str(cwd))
 
 
 def check(agent: ProcessAgent) -> None:
@@ -96,7 +104,7 @@ def from_data(data: Mapping[str, Any]) -> ProcessAgent:
                             field="agent.command")
     cwd = data.get("cwd")
     return ProcessAgent(tuple(command), dict(data.get("env") or {}), None if cwd is None else str(cwd),
-                        str(data.get("task", "arg")), data.get("preset"))
+                        str(data.get("task", "arg")), data.get("preset"), data.get("pass_env") or ())
 
 
 def is_process_ref(ref: str) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from toolchaos._internal.environ import check_names
 from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, Budgets, Ceiling
 from toolchaos.errors import UserError
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
@@ -32,29 +33,33 @@ class _Defaults:
     isolation: str = "none"
     real_seconds: float | None = None
     source: str = ""  # the option that set real_seconds, named in a watchdog failure
+    pass_env: tuple[str, ...] = ()  # the caller's variables every process agent of the session gets
 
 
 _session = _Defaults()
 
 
 def session_defaults(*, isolation: str | None = None, real_seconds: float | None = None,
-                     source: str = "") -> Callable[[], None]:
+                     source: str = "", pass_env: Iterable[str] | None = None) -> Callable[[], None]:
     """Set the session's defaults for runs that leave them unset; returns a function that puts the previous back.
 
     Only the hosts of a session call it: the pytest plugin (``--chaos-isolation``,
     ``--chaos-real-seconds``) and the command line, so that a run reached by any path (a test
     calling ``toolchaos.run`` itself, a YAML item, the certification suite) follows the session.
     ``source`` names the option that set ``real_seconds``: a watchdog failure says which knob to turn.
+    ``pass_env``: names of the caller's variables every process agent gets (``--chaos-pass-env``).
     """
-    previous = _Defaults(_session.isolation, _session.real_seconds, _session.source)
+    previous = _Defaults(_session.isolation, _session.real_seconds, _session.source, _session.pass_env)
     if isolation is not None:
         _session.isolation = _mode(isolation)
     if real_seconds is not None:
         _session.real_seconds, _session.source = float(real_seconds), source
+    if pass_env is not None:
+        _session.pass_env = check_names(pass_env)
 
     def restore() -> None:
-        _session.isolation, _session.real_seconds, _session.source = (
-            previous.isolation, previous.real_seconds, previous.source)
+        _session.isolation, _session.real_seconds, _session.source, _session.pass_env = (
+            previous.isolation, previous.real_seconds, previous.source, previous.pass_env)
 
     return restore
 
@@ -93,6 +98,8 @@ class RunSpec:
     - ``real_seconds``: the watchdog's limit without progress; unset, the ceiling's, else the
       session's, else the agent kind's default.
     - ``artifacts``: a directory for the trace (``<name>.trace.jsonl``); ``name``: the run's name.
+    - ``pass_env``: names of the caller's environment variables a process agent gets, beyond its
+      allowlist (``toolchaos._internal.environ``); the session's names are added to the run's.
     """
 
     task: str
@@ -111,6 +118,7 @@ class RunSpec:
     name: str = "run"
     stays_because: str | None = None  # process isolation was asked for, and why this run stays here
     limit_source: str = ""  # who set real_seconds ("" : the caller, the ceiling or a default)
+    pass_env: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, str):
@@ -127,6 +135,7 @@ class RunSpec:
             raise UserError(f"ceiling: expected a toolchaos.Ceiling, got {self.ceiling!r}", field="ceiling")
         object.__setattr__(self, "isolation", _mode(self.isolation) if self.isolation else _session.isolation)
         self._resolve_real_seconds()
+        object.__setattr__(self, "pass_env", check_names((*check_names(self.pass_env), *_session.pass_env)))
         if self.artifacts is not None and not isinstance(self.artifacts, Path):
             object.__setattr__(self, "artifacts", Path(self.artifacts))
 
@@ -148,11 +157,13 @@ class RunSpec:
            budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
            store: MutableMapping[str, Any] | None = None, world: World | Mapping[str, Any] | None = None,
            ledger: EffectLedger | None = None, api_faults: Any = None, isolation: str | None = None,
-           real_seconds: float | None = None, artifacts: str | Path | None = None, name: str = "run") -> RunSpec:
+           real_seconds: float | None = None, artifacts: str | Path | None = None, name: str = "run",
+           pass_env: Iterable[str] = ()) -> RunSpec:
         """The keyword form every entry point shares (``None`` where the caller leaves a setting unset)."""
         return cls(task, tools, policy, seed, budgets or _NO_BUDGETS,  # type: ignore[arg-type]
                    ceiling or _NO_CEILING, store, world, ledger, api_faults, isolation or "", real_seconds,
-                   Path(artifacts) if artifacts is not None else None, name)
+                   Path(artifacts) if artifacts is not None else None, name,
+                   pass_env=check_names(pass_env))
 
     def watchdog_limit(self, default: float = DEFAULT_REAL_SECONDS) -> tuple[float, str]:
         """The real-time limit of this run, and who set it ("" for the caller, the ceiling or ``default``)."""

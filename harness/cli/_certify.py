@@ -18,6 +18,7 @@ from toolchaos._internal.version import VERSION
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
     add_isolation_argument,
+    add_pass_env_argument,
     add_real_seconds_argument,
     errors_note,
     load,
@@ -39,6 +40,7 @@ EXAMPLES = """\
   toolchaos certify --agent sdk:myapp.agent:run      # the kind named: in-process, sdk, openai-agents, pydantic-ai, langgraph
   toolchaos certify --agent preset:codex             # a client in its own process: a preset (claude-code, python, ...)
   toolchaos certify --agent 'cmd:node agent.mjs'     # or any command line (the serve extra; docs/process-agents.md)
+  toolchaos certify --agent preset:python --pass-env HF_TOKEN  # a variable of yours a process agent may see
   toolchaos certify --agent builtin:naive -k 'loop-*'
   toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
   toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine
@@ -61,12 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", metavar="FILE", help="with --matrix: write the Markdown matrix to FILE")
     add_real_seconds_argument(parser, scenarios=True)
     add_isolation_argument(parser, default_for_certification())
+    add_pass_env_argument(parser)
     add_report_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     # --matrix too: it runs the suite against every agent variant, each under the same defaults.
-    with real_seconds_limit(args.real_seconds, args.isolation):
+    with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env):
         return _run(args)
 
 

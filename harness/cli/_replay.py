@@ -11,7 +11,13 @@ from toolchaos import invariants
 from toolchaos._engine import RunResult
 from toolchaos._engine import run as run_agent
 from toolchaos._internal.trace import Trace
-from toolchaos.cli._run import AGENT_REF_HELP, add_real_seconds_argument, real_seconds_limit, resolve_agent_ref
+from toolchaos.cli._run import (
+    AGENT_REF_HELP,
+    add_pass_env_argument,
+    add_real_seconds_argument,
+    real_seconds_limit,
+    resolve_agent_ref,
+)
 from toolchaos.errors import CommandError, LogFormatError, render_violations
 from toolchaos.invariants import Invariant
 from toolchaos.logs import FORMATS, Conversation, conversation, read_records, replay_tools
@@ -42,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="run seed (default 0)")
     parser.add_argument("--artifacts", metavar="DIR", help="write the replay's trace to DIR/<name>.trace.jsonl")
     add_real_seconds_argument(parser, scenarios=False)
+    add_pass_env_argument(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object: the outcome and any violations")
     parser.add_argument("--scenario", action="store_true",
                         help="print a YAML scenario replaying this log (policy: recorded) instead of running it")
@@ -49,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Checked even with --scenario, which runs nothing: a bad value is an error either way.
-    with real_seconds_limit(args.real_seconds):
+    with real_seconds_limit(args.real_seconds, pass_env=args.pass_env):
         return _run(args)
 
 

@@ -14,13 +14,14 @@ from typing import Any
 
 from toolchaos._agents import KINDS, PRESETS, PROCESS
 from toolchaos._engine import ISOLATION_MODES, session_defaults
+from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
     check_real_seconds,
 )
 from toolchaos.adapters import agent_under_test
-from toolchaos.errors import AgentRefError, CommandError, ScenarioError, printable
+from toolchaos.errors import AgentRefError, CommandError, ScenarioError, UserError, printable
 from toolchaos.reports import add_report_arguments, could_not_call, finish_command, verdict_status
 
 HELP = "run scenario files (or directories of them) against an agent"
@@ -30,6 +31,7 @@ EXAMPLES = """\
   toolchaos run loop.chaos.yaml --seed 7 --artifacts traces/ -v
   toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
   toolchaos run loop.chaos.yaml --agent untrusted.agent:run --isolation process  # the agent in a contained child
+  toolchaos run scenarios/ --agent 'cmd:node agent.mjs' --pass-env NPM_TOKEN  # a variable of yours it may see
   toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
 
 # The agent reference every command takes (certify, run, replay): the kinds are toolchaos._agents.KINDS; a
@@ -56,10 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
     add_real_seconds_argument(parser, scenarios=True)
     add_isolation_argument(parser, "none")
+    add_pass_env_argument(parser)
     add_report_arguments(parser)
 
 
 REAL_SECONDS_OPTION = "--real-seconds"
+PASS_ENV_OPTION = "--pass-env"
 
 
 def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
@@ -83,9 +87,18 @@ def add_isolation_argument(parser: argparse.ArgumentParser, default: str) -> Non
                              f"(default: {where})")
 
 
+def add_pass_env_argument(parser: argparse.ArgumentParser) -> None:
+    """``--pass-env NAME[,NAME...]``: variables process agents get (``RunSpec.pass_env``), as ``--chaos-pass-env``."""
+    parser.add_argument(PASS_ENV_OPTION, action="append", metavar="NAME[,NAME...]",
+                        help="give process agents (cmd:, preset:) these variables of this environment as they are; "
+                             "they get none of it otherwise beyond an allowlist (PATH, the locale, TZ, TMPDIR; "
+                             "docs/process-agents.md) (repeatable)")
+
+
 @contextmanager
-def real_seconds_limit(raw: str | None, isolation: str | None = None) -> Iterator[None]:
-    """The defaults of every run the command makes: ``--real-seconds`` (and ``--isolation``), then put back.
+def real_seconds_limit(raw: str | None, isolation: str | None = None,
+                       pass_env: list[str] | None = None) -> Iterator[None]:
+    """The defaults of every run the command makes: ``--real-seconds`` (``--isolation``, ``--pass-env``), then put back.
 
     The command's session defaults (``toolchaos._engine.session_defaults``, what each ``RunSpec``
     leaves unset) rather than settings handed to each run, so the precedence is the engine's own,
@@ -100,10 +113,15 @@ def real_seconds_limit(raw: str | None, isolation: str | None = None) -> Iterato
             seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-    if seconds is None and isolation is None:
+    try:
+        names = split_names(pass_env or [], PASS_ENV_OPTION)
+    except UserError as exc:
+        raise CommandError(str(exc)) from None
+    if seconds is None and isolation is None and not names:
         yield
         return
-    restore = session_defaults(isolation=isolation, real_seconds=seconds, source=REAL_SECONDS_OPTION)
+    restore = session_defaults(isolation=isolation, real_seconds=seconds, source=REAL_SECONDS_OPTION,
+                               pass_env=names or None)
     try:
         yield
     finally:
@@ -205,7 +223,7 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
 
 
 def run(args: argparse.Namespace) -> int:
-    with real_seconds_limit(args.real_seconds, args.isolation):
+    with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env):
         return _run(args)
 
 

@@ -8,7 +8,10 @@ For the length of the run:
 - the agent is started through ``toolchaos._internal.children`` (its own process group and,
   where the platform allows, PID namespace and a loopback-only network that reaches nothing but
   the server), with every SDK's base URL and key, the MCP URL and a temporary HOME in its
-  environment and, for a preset, the client's own config files written there;
+  environment and, for a preset, the client's own config files written there; of the caller's
+  environment it gets only an allowlist (PATH, the locale, TZ, TMPDIR: ``toolchaos._internal.environ``)
+  and the names passed to it (the agent's ``pass_env``, the run's ``RunSpec.pass_env``), so no
+  token of the caller's reaches the agent under test;
 - the task reaches it as its last argument or on its standard input; its exit means done (a
   non-zero exit is a FAILED run, whatever its model said last); the harness ends it, with all it
   started, when the run hits the ceiling or the watchdog, or when the agent ended the run itself
@@ -25,6 +28,7 @@ import os
 import shlex
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +37,7 @@ from toolchaos._agents import PRESETS, Endpoints, ProcessAgent, common_env, comm
 from toolchaos._engine import RunSpec, safe_name
 from toolchaos._internal import children
 from toolchaos._internal.clock import real_monotonic
+from toolchaos._internal.environ import inherited
 from toolchaos._internal.types import HARNESS_STATES
 from toolchaos.errors import AgentRefError
 from toolchaos.fake_tools import World
@@ -45,11 +50,6 @@ EXIT_GRACE = 2.0  # real seconds a child may take to exit by itself once its run
 OUTPUT_CAP = 64 * 1024  # bytes of each of stdout and stderr kept with the result
 _POLL = 0.02  # real seconds between looks at the child and the run
 READY_WAIT = 10.0  # real seconds for the run to finish once it was ended
-# Variables of the parent never passed on: real credentials and settings that would point a
-# client elsewhere than the run's server.
-_DROP_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "CODEX_", "CLAUDE_", "OPENCODE_", "AWS_",
-                  "AZURE_", "VERTEX", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                  "all_proxy", "NO_PROXY", "no_proxy")
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,8 @@ def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRAC
     """Run the process agent once (see the module docstring).
 
     The run's settings: a ``toolchaos.RunSpec``, or its keywords (``task=``, ``tools=``, ``policy=``,
-    ``seed=``, ...), as for ``toolchaos.run``.
+    ``seed=``, ...), as for ``toolchaos.run``, and ``pass_env=`` (names of the caller's variables the
+    agent gets, beyond the allowlist).
     """
     if spec is None:
         spec = RunSpec.of(**settings)
@@ -111,7 +112,7 @@ def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRAC
                      world=world if isinstance(world, World) else World(world),
                      store=cast("dict[str, Any] | None", spec.store), name=spec.name, api_faults=spec.api_faults)
         with srv:
-            outcome = _drive(agent, srv, spec.task, home, grace)
+            outcome = _drive(agent, srv, spec, home, grace)
         result = srv.result
         if result is None:  # the run itself could not finish: the server's own error
             raise srv.error if srv.error is not None else RuntimeError("toolchaos: the served run left no result")
@@ -123,9 +124,9 @@ def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRAC
     return out
 
 
-def _drive(agent: ProcessAgent, srv: Server, task: str, home: Path, grace: float) -> ProcessOutcome:
+def _drive(agent: ProcessAgent, srv: Server, spec: RunSpec, home: Path, grace: float) -> ProcessOutcome:
     ep = Endpoints(srv.base_urls["openai"], srv.base_urls["anthropic"], srv.base_urls["gemini"], srv.mcp_url, home)
-    argv, env, stdin = launch(agent, ep, task)
+    argv, env, stdin = launch(agent, ep, spec.task, spec.pass_env)
     sealed = children.sealing_available()
     relay = Relay(home / "server.sock", srv.port) if sealed else None
     try:
@@ -170,9 +171,16 @@ def _who_ended(srv: Server) -> tuple[str, str]:
     return "agent", ""
 
 
-def launch(agent: ProcessAgent, ep: Endpoints, task: str) -> tuple[list[str], dict[str, str], bytes]:
-    """The argv, environment and stdin bytes of the child; a preset's files are written under ``ep.home``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+def launch(agent: ProcessAgent, ep: Endpoints, task: str,
+           pass_env: Iterable[str] = ()) -> tuple[list[str], dict[str, str], bytes]:
+    """The argv, environment and stdin bytes of the child; a preset's files are written under ``ep.home``.
+
+    Its environment, each layer over the one before: the caller's allowlisted variables and those
+    named in ``pass_env`` or the agent's ``pass_env``; the harness's (``common_env``, the preset's),
+    which a passed variable cannot override (the child must reach the run's server, not the
+    real API); the agent's own ``env``.
+    """
+    env = inherited((*agent.pass_env, *pass_env))
     env.update(common_env(ep, task))
     files = common_files(ep)
     args: tuple[str, ...] = ()

@@ -15,6 +15,9 @@
 - ``--chaos-isolation=process|none`` (ini ``chaos_isolation``): each run's agent in a
   contained child process, or in this one (default: ``process`` under ``--chaos-certify`` on
   Linux, else ``none``; ``toolchaos._engine.isolated``, docs/isolation.md).
+- ``--chaos-pass-env=NAME[,NAME...]`` (repeatable; ini ``chaos_pass_env``, the names add up):
+  variables of this environment that process agents get as they are; they get none of it
+  otherwise beyond a short allowlist (PATH, the locale, TZ, TMPDIR; docs/process-agents.md).
 - Scenario files (ini ``chaos_scenario_pattern``, default ``*.chaos.yaml``) are collected
   under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
   certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
@@ -36,6 +39,8 @@ from toolchaos.pytest_plugin._settings import (
     ISOLATION_CHOICES,
     ISOLATION_INI,
     ISOLATION_OPTION,
+    PASS_ENV_INI,
+    PASS_ENV_OPTION,
     REAL_SECONDS_INI,
     REAL_SECONDS_OPTION,
     check_isolation,
@@ -95,11 +100,17 @@ def add_options(group: OptionGroup) -> None:
                          "PID namespace, loopback-only network where the platform allows it, killed at the "
                          "real-time limit; see docs/isolation.md) or 'none' (in this process) (default: ini "
                          f"{ISOLATION_INI}, else 'process' with --chaos-certify on Linux, 'none' otherwise)")
+    group.addoption(PASS_ENV_OPTION, action="append", default=None, metavar="NAME[,NAME...]",
+                    help="give process agents (cmd:, preset:) these variables of this environment as they are; "
+                         "they get none of it otherwise beyond an allowlist (PATH, the locale, TZ, TMPDIR) "
+                         f"(repeatable; added to ini {PASS_ENV_INI}; see docs/process-agents.md)")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     # The command-line options wait for every plugin (pytest_load_initial_conftests): ini names cannot clash.
     parser.addini(ISOLATION_INI, f"as {ISOLATION_OPTION}", default="")
+    parser.addini(PASS_ENV_INI, f"names of variables process agents get, separated by commas or spaces, as "
+                                f"{PASS_ENV_OPTION} (the two add up)", default="")
     parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
                   default="builtin:guarded")
     parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
@@ -132,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.enabled and _xdist_controller(config):
         check_isolation(config)  # a bad value is one usage error here, not one per worker
         return  # the controller runs no test: its workers set their own defaults
-    if limit is not None or settings.enabled:
+    if limit is not None or settings.enabled or settings.pass_env:
         from toolchaos._engine import session_defaults  # the engine: only in a session that runs chaos
 
         # The session's defaults for every run that leaves them unset (RunSpec): runs reach the
@@ -141,7 +152,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # defaults back, so an in-process inner session does not leak.
         config.add_cleanup(session_defaults(isolation=isolation_mode(config) if settings.enabled else None,
                                             real_seconds=None if limit is None else limit[0],
-                                            source="" if limit is None else limit[1]))
+                                            source="" if limit is None else limit[1],
+                                            pass_env=settings.pass_env or None))
     if settings.enabled:
         from toolchaos._internal import clock  # freezegun: only in a session that runs chaos tests
 

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import check_real_seconds
+from toolchaos.errors import UserError
 from toolchaos.pytest_plugin._options import naming, option
 
 DEFAULT_AGENT = "builtin:guarded"
@@ -23,6 +25,8 @@ ISOLATION_OPTION = "--chaos-isolation"
 # toolchaos._engine.ISOLATION_MODES, for --help without importing the engine (tests/pytest_plugin checks they agree)
 ISOLATION_CHOICES = ("none", "process")
 ISOLATION_INI = "chaos_isolation"
+PASS_ENV_OPTION = "--chaos-pass-env"
+PASS_ENV_INI = "chaos_pass_env"
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Settings:
     cli_seed: int | None = None
     fuzz: int | None = None
     marker: str = "chaos"  # the marker (and fixture) of chaos tests in this session ("toolchaos" next to a clash)
+    pass_env: tuple[str, ...] = ()  # the caller's variables process agents get (--chaos-pass-env, ini chaos_pass_env)
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -54,7 +59,21 @@ def read_settings(config: pytest.Config) -> Settings:
         _check_artifacts(artifacts, naming(config).flag("artifacts"))
     seed = option(config, "seed")
     return Settings(enabled, str(agent), int(seed or 0), artifacts, bool(option(config, "record")), certify,
-                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix)
+                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix, pass_env(config))
+
+
+def pass_env(config: pytest.Config) -> tuple[str, ...]:
+    """The names of ini ``chaos_pass_env`` and of every ``--chaos-pass-env``: they add up, unlike other settings.
+
+    The ini file lists what a project's agents always need; the command line adds to it for one
+    session (a token on a developer's machine) without repeating the list.
+    """
+    flag = naming(config).flag("pass-env")
+    try:
+        from_ini = split_names([str(config.getini(PASS_ENV_INI) or "")], f"ini {PASS_ENV_INI}")
+        return split_names([*from_ini, *(option(config, "pass-env") or [])], flag)
+    except UserError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _check_artifacts(folder: Path, flag: str = "--chaos-artifacts") -> None:

@@ -155,7 +155,7 @@ def _agent(spec: Any, ctx: Context, root: YMap) -> str | agents.ProcessAgent | N
         return None
     if not isinstance(spec, str | dict):
         raise ctx.error("agent: expected a reference (text) or a process agent (a mapping: command, env, cwd, task, "
-                        "preset)", ["agent"], root=root)
+                        "preset, pass_env)", ["agent"], root=root)
     if isinstance(spec, str) and not agents.is_process_ref(spec):
         _check_agent(spec, ctx, ["agent"], root)
         return spec

@@ -160,6 +160,9 @@ class ProcessAgentSpec(_Model):
                                                              "standard input")
     preset: str | None = Field(None, description="a ready-made recipe: codex, claude-code, gemini-cli, opencode, "
                                                  "node-openai, node-anthropic, openai-agents-js, vercel-ai, python")
+    pass_env: list[str] | None = Field(None, description="names of variables of the environment toolchaos runs in "
+                                                         "that it gets as they are (it gets none otherwise beyond "
+                                                         "PATH, the locale, TZ and TMPDIR)")
 
 
 class VariantSpec(_Model):
@@ -201,8 +204,8 @@ class ScenarioSpec(_Model):
         None, json_schema_extra=AGENT_REF,
         description="'builtin:NAME', 'package.module:attr' or 'KIND:package.module:attr': an agent of any kind "
                     "(in-process, sdk, openai-agents, pydantic-ai, langgraph; needs chaos_allow_imports), "
-                    "'cmd:COMMAND' or 'preset:NAME', or a mapping {command, env, cwd, task, preset}: a process "
-                    "agent (needs chaos_allow_imports too); --chaos-agent on the command line wins")
+                    "'cmd:COMMAND' or 'preset:NAME', or a mapping {command, env, cwd, task, preset, pass_env}: a "
+                    "process agent (needs chaos_allow_imports too); --chaos-agent on the command line wins")
     goal: GoalSpec | None = Field(None, description="what COMPLETED means for the task, checked from the trace and "
                                                     "the ledger on every run that ends COMPLETED")
     tools: dict[str, ToolSpec | None] = Field(min_length=1, description="tool name -> catalogue tool or inline tool")

@@ -43,6 +43,8 @@ def test_a_bad_reference_says_what_is_wrong(ref: str, words: str) -> None:
     ({"command": ["node"], "shell": True}, "agent.shell", "unknown key 'shell'"),
     ({"command": 3}, "agent.command", "a list of strings"),
     ({"preset": "claude"}, "agent.preset", "did you mean 'claude-code'"),
+    ({"command": ["node"], "pass_env": ["TOKEN=abc"]}, "agent.pass_env", "'TOKEN=abc' is not an environment variable"),
+    ({"command": ["node"], "pass_env": 3}, "agent.pass_env", "expected a list of environment variable names"),
 ])
 def test_bad_data_is_an_error_naming_the_field(data: dict[str, object], field: str, words: str) -> None:
     with pytest.raises(AgentRefError, match=words) as exc:
@@ -55,6 +57,8 @@ def test_a_mapping_takes_a_command_as_a_list_or_one_line_and_a_folder_for_cwd(tm
     assert agent.command == ("python", "agent.py", "-v") and agent.env == {"A": "1"} and agent.task == "stdin"
     assert agent.in_folder(tmp_path).cwd == str(tmp_path / "sub")
     assert process_agent({"preset": "node-openai"}).in_folder(tmp_path).cwd == str(tmp_path)
+    passing = process_agent({"command": "node a.mjs", "pass_env": ["NPM_TOKEN", "NPM_TOKEN", "HF_TOKEN"]})
+    assert passing.pass_env == ("NPM_TOKEN", "HF_TOKEN") and passing.in_folder(tmp_path).pass_env == passing.pass_env
 
 
 def test_a_process_agent_is_not_an_in_process_one_and_the_kind_prefix_points_to_its_form() -> None:

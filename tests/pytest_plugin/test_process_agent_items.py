@@ -53,3 +53,43 @@ def test_the_command_line_names_a_command_as_the_agent(pytester: pytest.Pytester
     assert saved["exit_code"] == 3 and saved["ended_by"] == "agent"
     assert saved["stdout"] == "args ['Retry until you have the total of invoice inv_1.']\n"
     assert (pytester.path / "out" / "proc-timeout.trace.jsonl").is_file()
+
+
+ENV_SCENARIO = """
+id: proc-env
+title: a process agent prints what of the caller's environment it got
+task: Say hello.
+agent: {command: [PYTHON, agent.py]}
+tools: {search: {}}
+policy: {scripted: [{final: hi}]}
+ceiling: {real_seconds: 30}
+expect: [{terminal_state: [FAILED]}]
+"""
+PRINT_SECRETS = """
+import os
+print({k: os.environ.get(k) for k in ("TOOLCHAOS_TEST_SECRET", "GITHUB_TOKEN")})
+"""
+
+
+def test_chaos_pass_env_and_its_ini_option_give_a_process_agent_the_variables_named(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLCHAOS_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_not_a_real_token")
+    pytester.makepyfile(agent=PRINT_SECRETS)
+    pytester.makefile(".chaos.yaml", s=ENV_SCENARIO.replace("PYTHON", json.dumps(sys.executable)))
+
+    def printed(*args: str, ini: str = "") -> str:
+        pytester.makeini(f"[pytest]\nchaos_allow_imports = true\n{ini}")
+        res = pytester.runpytest("--chaos", "-p", "toolchaos", "--chaos-artifacts=out", *args)
+        res.assert_outcomes(passed=1)
+        return str(json.loads((pytester.path / "out" / "proc-env.process.json").read_text())["stdout"]).strip()
+
+    assert printed() == "{'TOOLCHAOS_TEST_SECRET': None, 'GITHUB_TOKEN': None}"
+    assert printed("--chaos-pass-env=TOOLCHAOS_TEST_SECRET") == "{'TOOLCHAOS_TEST_SECRET': 's3cret', 'GITHUB_TOKEN': None}"
+    both = "{'TOOLCHAOS_TEST_SECRET': 's3cret', 'GITHUB_TOKEN': 'ghp_not_a_real_token'}"
+    assert printed("--chaos-pass-env=TOOLCHAOS_TEST_SECRET,GITHUB_TOKEN") == both
+    assert printed("--chaos-pass-env", "GITHUB_TOKEN", ini="chaos_pass_env = TOOLCHAOS_TEST_SECRET\n") == both
+    assert printed() == "{'TOOLCHAOS_TEST_SECRET': None, 'GITHUB_TOKEN': None}"  # the session's names put back
+    res = pytester.runpytest("--chaos", "-p", "toolchaos", "--chaos-pass-env=GITHUB_TOKEN=x")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*--chaos-pass-env: 'GITHUB_TOKEN=x' is not an environment variable name*"])

@@ -27,6 +27,8 @@ def test_a_mapping_becomes_a_process_agent_run_from_the_scenario_folder(tmp_path
     assert agent == ProcessAgent(("node", "agent.mjs"), {"A": "x"}, str(tmp_path / "sub"), "stdin")
     assert _load('agent: "cmd:python agent.py"', tmp_path) == ProcessAgent(("python", "agent.py"), cwd=str(tmp_path))
     assert _load("agent: {preset: codex}", tmp_path) == ProcessAgent(preset="codex", cwd=str(tmp_path))
+    assert _load("agent: {preset: codex, pass_env: [NPM_TOKEN, HF_TOKEN]}", tmp_path) == ProcessAgent(
+        preset="codex", cwd=str(tmp_path), pass_env=("NPM_TOKEN", "HF_TOKEN"))
 
 
 @pytest.mark.parametrize(("agent", "words", "col"), [
@@ -35,6 +37,8 @@ def test_a_mapping_becomes_a_process_agent_run_from_the_scenario_folder(tmp_path
     ("agent: {command: x, task: bogus}", "agent.task: expected one of arg, stdin; got 'bogus'", 27),
     ("agent: {command: x, env: {A: 1}}", "agent.env.A: expected text", 30),
     ("agent: {cwd: sub}", "needs a command", 8),
+    ("agent: {command: x, pass_env: [A=1]}", "agent.pass_env: 'A=1' is not an environment variable name", 31),
+    ("agent: {command: x, pass_env: A}", "agent.pass_env: expected a list", 31),
     ("agent: 3", "expected a reference (text) or a process agent", 8),
 ])
 def test_a_bad_process_agent_is_a_located_error(agent: str, words: str, col: int, tmp_path: Path) -> None:
