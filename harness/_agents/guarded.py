@@ -273,39 +273,55 @@ class _Guard:
                 self.answered(key, st, self.record_success(call.name, op, result, content))
                 return content
             if cls == "PENDING":
-                self.history.append(key)
-                if st.first_pending is None:
-                    st.first_pending = tools.now()
-                time.sleep(self.poll_interval(st.executions, retry_after))  # on the virtual clock
-                return content
+                return self.wait_pending(key, st, retry_after, content)
             self.answered(key, st, False)
-            if cls == "PRECONDITION":
-                st.blocked = ("unchanged_resend",
-                              f"{call.name} was rejected ({code}); resend it only with corrected arguments")
-                return content
-            if cls == "FATAL":
-                state = "FAILED" if code == "not_found" else "NEEDS_HUMAN"
-                raise _Stop(state, "fatal_error", f"{call.name} answered {code}; not retrying around it",
-                            unmet=f"{call.name}: {code}")
+            if cls == "PRECONDITION" or cls == "FATAL":
+                return self.not_retried(call.name, st, cls, code, content)
             # RETRYABLE
             st.failures += 1
             if op is not None and cfg.idempotency and code == "timeout":
-                found = self.look_up(call.name, args)
-                if found is not None and found[0]:  # it did apply: the record is what the lost response carried
-                    self.record_success(call.name, op, found[1], found[1])
-                    return found[1]
-                if found is None and not _key_honoured(spec, args):
-                    self.ops[op] = "unknown"
-                    raise _Stop("NEEDS_HUMAN", "idempotency",
-                                f"{call.name} timed out; whether {op} applied is unknown",
-                                unmet=f"confirm whether {op} was applied before retrying")
-                # not applied (the lookup says so), or the API answers the same key with its own record
+                applied, record = self.settle_lost_response(call.name, op, spec, args)
+                if applied:
+                    return record
             if st.failures >= cfg.max_attempts:
                 return {"error": {"code": code, "retryable": False,
                                   "message": f"{call.name} failed {st.failures} times ({code}); giving up on it"}}
             if cfg.eager:
                 raise _Stop("STOPPED_LOOP_GUARD", "exact_repeat", f"{call.name} would be sent again unchanged")
             time.sleep(self.backoff(st.failures, retry_after))
+
+    # execute's rarer outcomes, apart so the loop reads as the result classes it tells apart
+
+    def wait_pending(self, key: str, st: _CallState, retry_after: float | None, content: Any) -> Any:
+        """A job still running: note when its polling began and wait the poll interval before answering."""
+        self.history.append(key)
+        if st.first_pending is None:
+            st.first_pending = self.tools.now()
+        time.sleep(self.poll_interval(st.executions, retry_after))  # on the virtual clock
+        return content
+
+    def not_retried(self, name: str, st: _CallState, cls: str, code: str, content: Any) -> Any:
+        """An error no retry mends: a rejected call (answered; sent again only changed), or a fatal one (stop)."""
+        if cls == "PRECONDITION":
+            st.blocked = ("unchanged_resend", f"{name} was rejected ({code}); resend it only with corrected arguments")
+            return content
+        state = "FAILED" if code == "not_found" else "NEEDS_HUMAN"
+        raise _Stop(state, "fatal_error", f"{name} answered {code}; not retrying around it", unmet=f"{name}: {code}")
+
+    def settle_lost_response(self, name: str, op: str, spec: Any, args: Mapping[str, Any]) -> tuple[bool, Any]:
+        """After a write timed out: (True, its record) when a read shows it applied, else (False, None) to
+        retry it. May raise _Stop: retrying a write that may have applied, with no key the API honours,
+        could apply it twice."""
+        found = self.look_up(name, args)
+        if found is not None and found[0]:  # it did apply: the record is what the lost response carried
+            self.record_success(name, op, found[1], found[1])
+            return True, found[1]
+        if found is None and not _key_honoured(spec, args):
+            self.ops[op] = "unknown"
+            raise _Stop("NEEDS_HUMAN", "idempotency", f"{name} timed out; whether {op} applied is unknown",
+                        unmet=f"confirm whether {op} was applied before retrying")
+        # not applied (the lookup says so), or the API answers the same key with its own record
+        return False, None
 
     def look_up(self, name: str, args: Mapping[str, Any]) -> tuple[bool, Any] | None:
         """After a lost response: (True, the record) when a read finds the write, (False, None) when

@@ -159,18 +159,25 @@ def interpret(content: Any, refusals: bool = True) -> tuple[str, bool | None, st
             return "refused", False, str(content.get("guard") or "refused"), None
         err = content.get("error")
         if err:
-            if type(err) is dict or isinstance(err, Mapping):
-                retry_after = err.get("retry_after")
-                return ("error", err.get("retryable") if isinstance(err.get("retryable"), bool) else None,
-                        str(err.get("code") or "error"),
-                        float(retry_after) if isinstance(retry_after, (int, float)) else None)
-            return _interpret_text(str(err).lower(), default="error", refusals=refusals)
+            return _interpret_error(err, refusals)
         status = content.get("status")
         if isinstance(status, str) and status.lower() in PENDING_STATES:
             return "pending", True, "processing", None
     if is_empty(content):
         return "empty", None, None, None
     return "ok", None, None, None
+
+
+def _interpret_error(err: Any, refusals: bool) -> tuple[str, bool | None, str | None, float | None]:
+    """A result's ``error`` field: a structured error says what it is; any other is read from its words.
+
+    Apart from ``interpret`` because an error is the rarer result: the ok path stays one call.
+    """
+    if type(err) is dict or isinstance(err, Mapping):
+        retryable, retry_after = err.get("retryable"), err.get("retry_after")
+        return ("error", retryable if isinstance(retryable, bool) else None, str(err.get("code") or "error"),
+                float(retry_after) if isinstance(retry_after, (int, float)) else None)
+    return _interpret_text(str(err).lower(), default="error", refusals=refusals)
 
 
 def _interpret_text(low: str, default: str = "ok", refusals: bool = True

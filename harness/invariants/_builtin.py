@@ -728,20 +728,35 @@ def _why_unfired(result: FinishedRun, tool: str, rule: Rule) -> str:
     """Why a fault rule answered no call though some calls were valid (or none was made): the rule's own terms."""
     events = _tool_events(result, tool)
     if not events:
-        asked = sum(1 for e in result.trace.events if e["kind"] in ("refusal", "skipped") and e["tool"] == tool)
-        return f"{tool} was never executed" + (f" ({asked} calls refused or skipped by the runtime)" if asked else "")
+        return _never_executed(result, tool)
     valid = [e for e in events if e["outcome"] != "invalid_call"]  # a schema failure never reads the schedule
     numbers = [e["call_no"] for e in valid]
     if rule.call is not None and rule.call not in numbers:
         return f"call {rule.call} of {tool} never came as a valid call (valid calls: {_numbers(numbers)})"
-    if rule.calls is not None and not any(rule.calls[0] <= n and (rule.calls[1] is None or n <= rule.calls[1])
-                                          for n in numbers):
+    if rule.calls is not None and not _any_in_range(numbers, rule.calls):
         return f"no valid call of {tool} fell in calls {rule.calls[0]}..{rule.calls[1] or ''} ({_numbers(numbers)})"
-    if rule.match is not None and not any(all(e["args"].get(k) == v for k, v in rule.match.items()) for e in valid):
+    if rule.match is not None and not _any_matching(valid, rule.match):
         return f"no call sent arguments matching {dict(rule.match)} (sent: {_sent(valid)})"
     if rule.probability is not None:
         return f"no draw fell under p={rule.probability:g} ({len(valid)} valid calls of {tool})"
     return "an earlier rule answered every call it matched (the first rule that matches wins)"
+
+
+def _never_executed(result: FinishedRun, tool: str) -> str:
+    """Why a tool's rules read no call: it never ran, and how many of its calls the runtime kept from running."""
+    asked = sum(1 for e in result.trace.events if e["kind"] in ("refusal", "skipped") and e["tool"] == tool)
+    return f"{tool} was never executed" + (f" ({asked} calls refused or skipped by the runtime)" if asked else "")
+
+
+def _any_in_range(numbers: Sequence[int], calls: tuple[int, int | None]) -> bool:
+    """Does a call number fall in a rule's ``calls`` range (its end None: open)?"""
+    first, last = calls
+    return any(first <= n and (last is None or n <= last) for n in numbers)
+
+
+def _any_matching(events: Sequence[ToolEvent], match: Mapping[str, Any]) -> bool:
+    """Did a call send every argument a rule's ``match`` names, with its value?"""
+    return any(all(e["args"].get(k) == v for k, v in match.items()) for e in events)
 
 
 def _schema_failures(tool: str, events: Sequence[ToolEvent]) -> str:

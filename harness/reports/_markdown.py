@@ -278,8 +278,21 @@ def _counts_as(s: Mapping[str, Any]) -> str:
 def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
     out = [f"#### {MARK.get(s['verdict'], '')} {code(s['id'])}: {cell(s['title'])}", "",
            f"*{cell(s['category'])}, {cell(s['severity'])}*{_counts_as(s)}; {ended_line(s)}.", ""]
-    if s.get("description"):
-        out += [f"> {cell(short(s['description'], 400))}", ""]
+    out += _failure_notes(s)
+    out += ["| Invariant | Expected | Actual | Where | Why |", "|---|---|---|---|---|"]
+    for inv in s["invariants"]:
+        out += _invariant_rows(inv)
+    out += _side_effect_lines(s)
+    out.append("")
+    if events:
+        out += _trace_excerpt(s, events)
+    return out
+
+
+def _failure_notes(s: Mapping[str, Any]) -> list[str]:
+    """A failure's paragraphs before its invariants: description, cost, coverage, and what the run said
+    of its end (stop reason, error, isolation, waste), each only when the scenario has it."""
+    out = [f"> {cell(short(s['description'], 400))}", ""] if s.get("description") else []
     out += [f"{cell(scenario_cost_text(s))}.", "", f"{cell(coverage_line(s['coverage']))}.", ""]
     if s.get("reason"):
         out += [f"Stop reason: {cell(s['reason'])}", ""]
@@ -289,14 +302,23 @@ def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
         out += [f"{cell(isolation_line(s))}.", ""]
     if s.get("grade"):
         out += [f"{cell(waste_line(s['grade']))}.", ""]
-    out += ["| Invariant | Expected | Actual | Where | Why |", "|---|---|---|---|---|"]
-    for inv in s["invariants"]:
-        names = [v["invariant"] for v in inv["violations"]] or [inv["name"]]
-        out.append(f"| {'✅' if inv['passed'] else '❌'} {code(names[0])} | {cell(inv['expected'])} | "
-                   f"{cell(inv['actual'])} | {cell(where(inv))} | {cell(inv.get('why'))} |")
-        for v in inv["violations"][1:]:
-            at = f"step {v['step']}, event #{v['seq']}" if v.get("seq") is not None else "end of run"
-            out.append(f"| ❌ {code(v['invariant'])} | {cell(v['expected'])} | {cell(v['actual'])} | {cell(at)} | |")
+    return out
+
+
+def _invariant_rows(inv: Mapping[str, Any]) -> list[str]:
+    """An invariant's row in a failure's table, then one row per further violation of it."""
+    names = [v["invariant"] for v in inv["violations"]] or [inv["name"]]
+    rows = [f"| {'✅' if inv['passed'] else '❌'} {code(names[0])} | {cell(inv['expected'])} | "
+            f"{cell(inv['actual'])} | {cell(where(inv))} | {cell(inv.get('why'))} |"]
+    for v in inv["violations"][1:]:
+        at = f"step {v['step']}, event #{v['seq']}" if v.get("seq") is not None else "end of run"
+        rows.append(f"| ❌ {code(v['invariant'])} | {cell(v['expected'])} | {cell(v['actual'])} | {cell(at)} | |")
+    return rows
+
+
+def _side_effect_lines(s: Mapping[str, Any]) -> list[str]:
+    """The side effects applied more than once, and those the API replayed from their key (not applied again)."""
+    out: list[str] = []
     dup = {t: d["duplicates"] for t, d in s["side_effects"].items() if d["duplicates"]}
     if dup:
         parts = []
@@ -308,11 +330,13 @@ def _failure(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
     if replays:  # not duplicates: the API answered them from their key, nothing happened again
         out += ["", "Replayed by the API (not applied again): "
                 + "; ".join(f"{code(t)}: {n} time{'s' if n != 1 else ''}" for t, n in replays.items())]
-    out.append("")
-    if events:
-        seq = first_break(s)
-        title = f"Trace around event #{seq}" if seq is not None else "Trace (last events)"
-        table = Trace(list(events)).table(around=seq if seq is not None else events[-1].get("seq"), radius=5)
-        out += [f"<details><summary>{title}; full trace: {code(s['trace'])}</summary>", "", *fenced(table),
-                "", "</details>", ""]
     return out
+
+
+def _trace_excerpt(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
+    """The trace around the first broken invariant (else its last events), folded, with the full trace's name."""
+    seq = first_break(s)
+    title = f"Trace around event #{seq}" if seq is not None else "Trace (last events)"
+    table = Trace(list(events)).table(around=seq if seq is not None else events[-1].get("seq"), radius=5)
+    return [f"<details><summary>{title}; full trace: {code(s['trace'])}</summary>", "", *fenced(table),
+            "", "</details>", ""]
