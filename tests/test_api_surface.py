@@ -19,6 +19,11 @@ PUBLIC: dict[str, list[str]] = {
         "TERMINAL_STATES", "ToolCall", "Toolbox", "Trace", "Usage", "WatchdogExpired", "__version__", "certify",
         "invariants", "load_scenarios", "policies", "resolve_agent", "run", "run_scenario", "tool_message",
     ],
+    "toolchaos.events": [
+        "AgentResult", "ApiEvent", "AskedCall", "Budgets", "CallEvent", "Ceiling", "Decision", "EndEvent", "Event",
+        "HARNESS_STATES", "LateEvent", "ModelEvent", "ModelTurn", "REPORT_FIELDS", "RefusalEvent", "Shown",
+        "SkippedEvent", "TERMINAL_STATES", "ToolCall", "ToolEvent", "Trace", "Usage", "tool_message",
+    ],
     "toolchaos.fake_tools": [
         "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
         "OutcomeClass", "RULE_KEYS", "Reads", "Rule", "ToolConnectionReset", "ToolError", "ToolInvalidArgument",
