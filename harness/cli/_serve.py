@@ -43,12 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {LINGER:g})")
     parser.add_argument("--real-seconds", metavar="SECONDS",
                         help="the watchdog's limit for the run (default: the scenario's ceiling, else 300)")
+    parser.add_argument("--max-body", metavar="BYTES",
+                        help="the largest request body read (default 8388608, 8 MiB); a larger one is answered 413")
 
 
 def serve_api() -> Any:
     """``toolchaos.serve``, or one line saying which extra to install."""
     try:
-        import toolchaos.serve as serve
+        import toolchaos.serve as serve  # the serve extra (uvicorn, starlette, mcp): only for serve and mcp
     except ImportError as exc:
         raise CommandError(f"this command needs the serve extra ({exc.name} is missing): "
                            f"pip install 'CLONE[serve]' (CLONE: the path of your toolchaos clone; the README's "
@@ -81,6 +83,16 @@ def real_seconds(raw: str | None) -> float | None:
         raise CommandError(str(exc)) from None
 
 
+def max_body(raw: str | None) -> dict[str, int]:
+    """``Server``'s ``max_body`` keyword, when the option is given."""
+    if raw is None:
+        return {}
+    try:
+        return {"max_body": serve_api().check_max_body(raw, "--max-body")}  # the serve extra: loaded already
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def write_urls(path: str, urls: dict[str, str]) -> None:
     """Written whole, then renamed: a process watching for the file never reads half of it."""
     target = Path(path)
@@ -94,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     scenario = pick(args)
     server = Server(scenario, seed=args.seed, host=args.host, port=args.port, artifacts=args.artifacts,
-                    real_seconds=real_seconds(args.real_seconds))
+                    real_seconds=real_seconds(args.real_seconds), **max_body(args.max_body))
     server.allow_remote = args.allow_remote
     stop = threading.Event()  # SIGTERM also cuts the linger short
 

@@ -20,7 +20,6 @@ an MCP tool error: nothing a client does after the end can hang it or reach the 
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 from collections.abc import Iterable, Mapping
@@ -42,13 +41,12 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, RunClosed, UserError
 from toolchaos.fake_tools import FakeTool, World
-from toolchaos.serve._asgi import App, WireApp
+from toolchaos.serve._asgi import MAX_BODY, REFUSED, App, TooLarge, WireApp, check_max_body, read_body
+from toolchaos.serve._control import end_request
 from toolchaos.serve._gate import Gate, mint
 from toolchaos.serve._mcp import MCP_PATH, mcp_server, streamable_app
 from toolchaos.serve._pace import Pacer
-from toolchaos.wire import WireRunResult
-from toolchaos.wire._apifaults import ApiFaults
-from toolchaos.wire._server import ALL_APIS, Wire
+from toolchaos.wire import ALL_APIS, ApiFaults, Wire, WireRunResult
 
 SERVE_REAL_SECONDS = 300.0  # the watchdog's default for a served run: a real agent in another process is slow
 READY_SECONDS = 30.0  # real seconds to wait for the server and the run to start
@@ -66,6 +64,8 @@ class Server:
     none, with ``task``, ``tools`` and ``policy`` given as to ``toolchaos.run``. ``api_faults``: the
     model-API faults (default: the scenario's). ``real_seconds``: the watchdog's limit when the
     scenario's ceiling sets none (default: the session's, else 300). ``port=0``: a free port.
+    ``max_body``: the largest request body read, in bytes (default 8 MiB); a larger one is answered
+    413 in its API's error format.
     """
 
     allow_remote = False  # bind an address other than loopback (with the token, only the run's URLs are answered)
@@ -75,7 +75,8 @@ class Server:
                  budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
                  world: World | Mapping[str, Any] | None = None, store: dict[str, Any] | None = None,
                  name: str | None = None, artifacts: str | Path | None = None, host: str = "127.0.0.1",
-                 port: int = 0, real_seconds: float | None = None, allow_imports: bool = False) -> None:
+                 port: int = 0, real_seconds: float | None = None, allow_imports: bool = False,
+                 max_body: int = MAX_BODY) -> None:
         self.scenario = _load(scenario, allow_imports) if isinstance(scenario, (str, Path)) else scenario
         sc = self.scenario
         if sc is not None and sc.restart is not None:
@@ -101,6 +102,7 @@ class Server:
                                budgets=self.budgets, ceiling=self.ceiling, store=self.store, world=self.world,
                                artifacts=artifacts, name=self.name).staying(SERVED)
         self.host, self.port = host, port
+        self.max_body = _max_body(max_body)
         self.result: WireRunResult | None = None
         self.verdict: Any = None
         self.error: BaseException | None = None
@@ -162,7 +164,9 @@ class Server:
                             f"allow_remote=True (toolchaos serve --allow-remote) to mean it; only the run's URLs, "
                             f"which carry its token, are answered", field="host")
         self.token = mint()  # the run's capability: in every URL handed out, required on every request
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on a socket whose proto says TCP (0 does not), and
+        # without it each answer's body waits for the client's delayed ACK of its headers (40 ms a request)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         sock.listen(128)
@@ -181,7 +185,7 @@ class Server:
         control = Starlette(routes=[*mcp_app.routes, Route("/toolchaos/end", self._end_endpoint, methods=["POST"]),
                                     Route("/toolchaos/urls", self._urls_endpoint, methods=["GET"])],
                             lifespan=mcp_app.router.lifespan_context)
-        self._gate = Gate(App(WireApp(self.handle, self._unknown), control), self.token, self._hosts())
+        self._gate = Gate(App(WireApp(self.handle, self._unknown, self.max_body), control), self.token, self._hosts())
         app = self._gate
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="h11", loop="none",
                                 timeout_graceful_shutdown=1, access_log=False)
@@ -294,6 +298,9 @@ class Server:
         wire = self._wire
         if wire is None:
             return httpx.Response(503, json={"error": {"message": "toolchaos serve: the run is starting"}})
+        refused = request.extensions.get(REFUSED)
+        if refused is not None:  # its body was not read (past the cap): never dispatched
+            return wire.error_response(request, *refused)
         if self._end.is_set():
             return self._ended(wire, request)
         self._before()
@@ -317,14 +324,15 @@ class Server:
                        f"are at {served} (MCP: {self.mcp_url})", "type": "not_found", "code": "not_found"}})
 
     async def _end_endpoint(self, request: HttpRequest) -> JSONResponse:
-        raw = await request.body()
+        """The agent's end (``_control``): a body the server cannot read is refused and the run goes on."""
         try:
-            data = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            return JSONResponse({"error": "expected a JSON object: {state?, answer?, report?}"}, status_code=400)
-        self.end(data.get("state"), data.get("answer"), data.get("report"))
+            raw = await read_body(request.scope, request.receive, self.max_body)
+        except TooLarge as exc:
+            return JSONResponse({"error": str(exc)}, status_code=413)
+        ending = end_request(raw) if raw is not None else "the client left before its body was read"
+        if isinstance(ending, str):
+            return JSONResponse({"error": f"toolchaos serve: the run was not ended: {ending}"}, status_code=400)
+        self.end(ending.get("state"), ending.get("answer"), ending.get("report"))
         return JSONResponse({"ended": True})
 
     async def _urls_endpoint(self, request: HttpRequest) -> JSONResponse:
@@ -348,6 +356,13 @@ def _with_watchdog(ceiling: Ceiling | None, real_seconds: float | None) -> Ceili
         return ceiling
     limit = real_seconds if real_seconds is not None else (session_real_seconds() or SERVE_REAL_SECONDS)
     return replace(ceiling, real_seconds=limit)
+
+
+def _max_body(raw: int) -> int:
+    try:
+        return check_max_body(raw, "max_body")
+    except ValueError as exc:
+        raise UserError(str(exc), field="max_body") from None
 
 
 def _wait_for(ready: Any, seconds: float) -> bool:

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolchaos.wire._shapes import array
+
 _ws = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]  # JSON's own whitespace rule
 _value = json.JSONDecoder().raw_decode
 KEEP = 8  # conversations remembered per endpoint (agents that run sub-agents side by side)
@@ -100,7 +102,7 @@ class Conversations:
         latest = self._latest
         raw = body.get(self.key) if isinstance(body, dict) else None
         if latest is None or latest[0] is not raw:  # not the body read last: convert it all
-            return [*lead, *(n for m in raw or () for n in convert(m))], 0, None
+            return [*lead, *(n for m in array(raw, self.key) for n in convert(m))], 0, None
         conv = latest[1]
         unchanged = len(conv.neutral)  # what was handed out with it last time (it is only appended to)
         if conv.converted < len(raw):

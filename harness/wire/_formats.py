@@ -3,7 +3,8 @@ generateContent): what the agent sent, and what the policy answers.
 
 Requests are read into the harness's neutral chat format (``toolchaos._internal.model``), so the
 policy sees exactly what the agent fed back: the tool results and error texts it sent,
-which calls it answered and which it did not. Answers are encoded as each API encodes
+which calls it answered and which it did not (a field of a JSON type the API does not take
+there raises ``_shapes.Malformed``: a 400, see ``_shapes``). Answers are encoded as each API encodes
 them, non-streamed (one JSON body) and streamed (server-sent events, in the order the
 SDKs' stream parsers expect):
 
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolchaos._internal.model import ModelTurn
+from toolchaos.wire._shapes import array, obj
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
@@ -102,20 +104,19 @@ def _call(cid: Any, name: Any, args: Any) -> dict[str, Any]:
 
 def chat_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` as neutral messages."""
-    return [n for m in body.get("messages") or () for n in chat_message_in(m)]
+    return [n for m in array(body.get("messages"), "messages") for n in chat_message_in(m)]
 
 
-def chat_message_in(m: Mapping[str, Any]) -> list[dict[str, Any]]:
+def chat_message_in(m: Any) -> list[dict[str, Any]]:
     """One Chat Completions message as a neutral message (each reads on its own: see ``_conversation``)."""
-    return [_chat_message(m)]
+    return [_chat_message(obj(m, "messages[]"))]
 
 
 def _chat_message(m: Mapping[str, Any]) -> dict[str, Any]:
     role = m.get("role")
     if role == "assistant":
         msg: dict[str, Any] = {"role": "assistant", "content": text_of(m.get("content")) or None}
-        calls = [_call(tc.get("id"), (tc.get("function") or {}).get("name"), (tc.get("function") or {}).get("arguments"))
-                 for tc in m.get("tool_calls") or ()]
+        calls = [_chat_call(tc) for tc in array(m.get("tool_calls"), "messages[].tool_calls")]
         if calls:
             msg["tool_calls"] = calls
         return msg
@@ -124,6 +125,13 @@ def _chat_message(m: Mapping[str, Any]) -> dict[str, Any]:
     if role in ("system", "developer"):
         return {"role": "system", "content": text_of(m.get("content"))}
     return {"role": "user", "content": text_of(m.get("content"))}
+
+
+def _chat_call(tc: Any) -> dict[str, Any]:
+    tc = obj(tc, "messages[].tool_calls[]")
+    fn = tc.get("function")
+    fn = {} if fn is None else obj(fn, "messages[].tool_calls[].function")
+    return _call(tc.get("id"), fn.get("name"), fn.get("arguments"))
 
 
 def tool_content(content: Any) -> Any:
@@ -138,7 +146,8 @@ def responses_items(items: Any) -> list[dict[str, Any]]:
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
     out: list[dict[str, Any]] = []
-    for item in items or ():
+    for item in array(items, "input", "a string or an array of items"):
+        item = obj(item, "input[]")
         kind = item.get("type")
         if kind == "function_call":
             call = _call(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments"))
@@ -168,20 +177,21 @@ def responses_items(items: Any) -> list[dict[str, Any]]:
 def anthropic_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Anthropic ``messages`` (content strings or blocks) as neutral messages (``system`` apart)."""
     out: list[dict[str, Any]] = []
-    for m in body.get("messages") or ():
+    for m in array(body.get("messages"), "messages"):
         out += anthropic_message_in(m)
     return out
 
 
-def anthropic_message_in(m: Mapping[str, Any]) -> list[dict[str, Any]]:
+def anthropic_message_in(m: Any) -> list[dict[str, Any]]:
     """One Anthropic message as neutral messages: a user message's tool results are one message each
     (each reads on its own: see ``_conversation``)."""
+    m = obj(m, "messages[]")
     content = m.get("content")
     if m.get("role") == "assistant":
         if isinstance(content, str):
             return [{"role": "assistant", "content": content}]
         texts, calls = [], []
-        for block in content or ():
+        for block in _blocks(content):
             kind = block.get("type")
             if kind == "text":
                 texts.append(str(block.get("text", "")))
@@ -195,7 +205,7 @@ def anthropic_message_in(m: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [{"role": "user", "content": content}]
     out: list[dict[str, Any]] = []
     texts = []
-    for block in content or ():
+    for block in _blocks(content):
         if block.get("type") == "tool_result":
             result = tool_content(block.get("content"))
             if block.get("is_error"):
@@ -206,6 +216,12 @@ def anthropic_message_in(m: Mapping[str, Any]) -> list[dict[str, Any]]:
     if texts:
         out.append({"role": "user", "content": "".join(texts)})
     return out
+
+
+def _blocks(content: Any) -> list[Mapping[str, Any]]:
+    """An Anthropic message's content blocks (its content is not a string)."""
+    return [obj(b, "messages[].content[]")
+            for b in array(content, "messages[].content", "a string or an array of content blocks")]
 
 
 def _as_error(content: Any) -> Any:
@@ -413,37 +429,52 @@ def gemini_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     system = body.get("systemInstruction") or body.get("system_instruction")
     out: list[dict[str, Any]] = []
     if system:
-        out.append({"role": "system", "content": text_of((system or {}).get("parts") if isinstance(system, Mapping)
+        out.append({"role": "system", "content": text_of(system.get("parts") if isinstance(system, Mapping)
                                                          else system)})
-    open_calls: list[dict[str, Any]] = []
-    for content in body.get("contents") or ():
+    open_calls: list[dict[str, Any]] = []  # the last model turn's calls not answered yet
+    for content in array(body.get("contents"), "contents"):
         if not isinstance(content, Mapping):
             continue
-        parts = [p for p in content.get("parts") or () if isinstance(p, Mapping)]
+        parts = [p for p in array(content.get("parts"), "contents[].parts") if isinstance(p, Mapping)]
         if content.get("role") == "model":
-            texts = [str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
-            calls = [_gemini_call(p.get("functionCall") or p.get("function_call"), i)
-                     for i, p in enumerate(parts) if p.get("functionCall") or p.get("function_call")]
-            msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
-            if calls:
-                msg["tool_calls"] = calls
+            msg, calls = _gemini_model_turn(parts)
             out.append(msg)
             open_calls = list(calls)
-            continue
-        texts = []
-        for p in parts:
-            resp = p.get("functionResponse") or p.get("function_response")
-            if isinstance(resp, Mapping):
-                out.append({"role": "tool", "tool_call_id": _answered(resp, open_calls),
-                            "content": _gemini_result(resp.get("response"))})
-            elif isinstance(p.get("text"), str):
-                texts.append(p["text"])
-        if texts:
-            out.append({"role": "user", "content": "".join(texts)})
+        else:
+            out += _gemini_user_turn(parts, open_calls)
+    return out
+
+
+def _gemini_model_turn(parts: list[Mapping[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A ``model`` content as an assistant message (its thoughts left out), and the calls it makes."""
+    texts = [str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
+    calls = [_gemini_call(p.get("functionCall") or p.get("function_call"), i)
+             for i, p in enumerate(parts) if p.get("functionCall") or p.get("function_call")]
+    msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        msg["tool_calls"] = calls
+    return msg, calls
+
+
+def _gemini_user_turn(parts: list[Mapping[str, Any]], open_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ``user`` content: a tool message per ``functionResponse`` (each answers, and closes, one of
+    ``open_calls``), then its text, if any, as one user message."""
+    out: list[dict[str, Any]] = []
+    texts = []
+    for p in parts:
+        resp = p.get("functionResponse") or p.get("function_response")
+        if isinstance(resp, Mapping):
+            out.append({"role": "tool", "tool_call_id": _answered(resp, open_calls),
+                        "content": _gemini_result(resp.get("response"))})
+        elif isinstance(p.get("text"), str):
+            texts.append(p["text"])
+    if texts:
+        out.append({"role": "user", "content": "".join(texts)})
     return out
 
 
 def _gemini_call(fc: Any, i: int) -> dict[str, Any]:
+    fc = obj(fc, "contents[].parts[].functionCall")
     name = str(fc.get("name"))
     return _call(fc.get("id") or f"{name}_{i}", name, fc.get("args") or {})
 

@@ -58,6 +58,7 @@ from toolchaos.wire._apifaults import ApiFault, ApiFaults
 from toolchaos.wire._conversation import Conversations
 from toolchaos.wire._http import JSON, dumps, json_response, json_response_bytes, read_timeout, sse_response
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_refusal, set_unmatched_hint
+from toolchaos.wire._shapes import Malformed, array, obj
 
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
@@ -81,7 +82,7 @@ _OPENAI_UNREADABLE = "We could not parse the JSON body of your request."
 _ANTHROPIC_UNREADABLE = "messages: the request body is not valid JSON"
 _GEMINI_UNREADABLE = "Invalid JSON payload received."
 _GEMINI_STATUS = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 529: "UNAVAILABLE",
-                  400: "INVALID_ARGUMENT", 404: "NOT_FOUND"}
+                  400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT"}
 
 
 def _clip(content: Any, limit: int = 300) -> Any:
@@ -115,9 +116,9 @@ def anthropic_error(type_: str, message: str, error_code: str | None = None) -> 
 
 
 _ANTHROPIC_TYPES = {429: "rate_limit_error", 500: "api_error", 503: "api_error", 529: "overloaded_error",
-                    400: "invalid_request_error", 404: "not_found_error"}
+                    400: "invalid_request_error", 404: "not_found_error", 413: "request_too_large"}
 _OPENAI_TYPES = {429: "rate_limit_exceeded", 500: "server_error", 503: "server_error", 529: "server_error",
-                 400: "invalid_request_error", 404: "invalid_request_error"}
+                 400: "invalid_request_error", 404: "invalid_request_error", 413: "invalid_request_error"}
 _FAULT_TEXT = {"rate_limited": "Rate limit reached. Please try again later.", "server_error": "Internal server error.",
                "unavailable": "The service is temporarily unavailable.", "overloaded": "Overloaded"}
 
@@ -330,7 +331,7 @@ class Wire:
     def _begin(self, api: str, request: httpx.Request) -> tuple[Request, dict[str, Any], ApiFault | None]:
         try:
             body = self.conversations.read(api, request.content or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON (bytes, text, encoding), or nested past the parser's depth
             body = None
         url = request.url
         key = (url.host, url.port, url.path)
@@ -351,7 +352,9 @@ class Wire:
 
         Shared: the request is numbered and recorded, a body that is not JSON is a 400 in the
         API's wording (``unreadable``), a scheduled API fault answers instead of the model.
-        ``answer`` then gets the recorded request and its JSON object, still under the lock.
+        ``answer`` then gets the recorded request and its JSON object, still under the lock; a
+        field of the wrong JSON type (``_shapes.Malformed``, raised by the readers before the
+        model is asked) is a 400 naming the field.
         The route is a closure made once here, so a request makes the same calls as it did with
         one handler per endpoint (route, then answer): the sharing costs nothing per request.
         """
@@ -363,17 +366,22 @@ class Wire:
                     return self._error(api, 400, unreadable)
                 if fault is not None:
                     return self._fault(api, rec, fault, request)
-                return answer(rec, body)
+                try:
+                    return answer(rec, body)
+                except Malformed as exc:
+                    rec.status, rec.fault = 400, "bad_request"
+                    return self._error(api, 400, str(exc), param=exc.field)
 
         self._serve(key, api, route, prefix)
 
     def _chat(self, rec: Request, body: dict[str, Any]) -> httpx.Response:
         msgs, unchanged, source = self.conversations.handed(body, fmt.chat_message_in)
+        options = body.get("stream_options")
+        include = bool(obj(options, "stream_options").get("include_usage")) if options is not None else False
         turn = self._complete(rec, msgs, body, unchanged, source)
         rid = f"chatcmpl-{self.run_slug}-{rec.n}"
         model, created = str(body.get("model", "policy")), EPOCH_TS + int(self.clock.t)
         if rec.stream:
-            include = bool((body.get("stream_options") or {}).get("include_usage"))
             return sse_response(fmt.chat_chunks(turn, rid=rid, model=model, created=created, include_usage=include))
         return json_response(200, fmt.chat_completion(turn, rid=rid, model=model, created=created))
 
@@ -453,14 +461,17 @@ class Wire:
     def _count_tokens(self, request: httpx.Request) -> httpx.Response:
         try:
             body = json.loads(request.content or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._error("anthropic.messages", 400, _ANTHROPIC_UNREADABLE)
-        return json_response(200, {"input_tokens": estimate_tokens(fmt.anthropic_messages(body))})
+        try:
+            messages = fmt.anthropic_messages(obj(body, "body"))
+        except Malformed as exc:
+            return self._error("anthropic.messages", 400, str(exc))
+        return json_response(200, {"input_tokens": estimate_tokens(messages)})
 
     def _complete(self, rec: Request, messages: list[dict[str, Any]], body: Mapping[str, Any], unchanged: int = 0,
                   source: object | None = None) -> ModelTurn:
-        tools = body.get("tools")
-        declared = tools if isinstance(tools, list) else []
+        declared = list(array(body.get("tools"), "tools"))
         specs = fmt.tool_specs(declared)
         # a client that renamed the fake tools (MCP prefixes, namespaces) reads and writes its own names
         renamed = _names.aliases(declared, self.toolbox.names) if self.toolbox is not None else {}
@@ -490,13 +501,15 @@ class Wire:
 
     # --- faults ------------------------------------------------------------------------
 
-    def _error(self, api: str, status: int, message: str, headers: Iterable[tuple[bytes, bytes]] = ()) -> httpx.Response:
+    def _error(self, api: str, status: int, message: str, headers: Iterable[tuple[bytes, bytes]] = (),
+               param: str | None = None) -> httpx.Response:
+        """An error in ``api``'s own format (``param``: the request field it is about, which OpenAI's names)."""
         if api.startswith("anthropic"):
             return json_response(status, anthropic_error(_ANTHROPIC_TYPES.get(status, "api_error"), message), headers)
         if api == "gemini":
             return json_response(status, gemini_error(status, message), headers)
         return json_response(status, openai_error(status, message, _OPENAI_TYPES.get(status, "server_error"),
-                                                  _OPENAI_TYPES.get(status)), headers)
+                                                  _OPENAI_TYPES.get(status), param), headers)
 
     def _fault(self, api: str, rec: Request, fault: ApiFault, request: httpx.Request) -> httpx.Response:
         rec.fault = fault.kind

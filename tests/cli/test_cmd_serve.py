@@ -31,7 +31,8 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 30) -> d
 def test_serve_prints_its_urls_serves_the_run_and_ends_with_the_verdict(tmp_path: Path) -> None:
     urls_file = tmp_path / "urls.json"
     proc = subprocess.Popen([sys.executable, "-m", "toolchaos", "serve", str(LOOP_YAML), "--urls-file", str(urls_file),
-                             "--artifacts", str(tmp_path), "--linger", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--artifacts", str(tmp_path), "--linger", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         urls = _wait_for(urls_file, proc)
         with httpx.Client(timeout=10) as http:
@@ -64,6 +65,8 @@ def test_serve_refuses_a_file_of_several_scenarios_and_a_bad_limit(capsys: pytes
     assert "pick one with -k" in capsys.readouterr().err
     assert main(["serve", str(LOOP_YAML), "--real-seconds", "0"]) == 2
     assert "--real-seconds: expected a positive number" in capsys.readouterr().err
+    assert main(["serve", str(LOOP_YAML), "--max-body", "8M"]) == 2
+    assert "--max-body: expected a positive whole number of bytes" in capsys.readouterr().err
 
 
 def test_without_the_serve_extra_the_commands_say_what_to_install(monkeypatch: pytest.MonkeyPatch,
@@ -77,3 +80,22 @@ def test_binding_beyond_loopback_needs_allow_remote(capsys: pytest.CaptureFixtur
     assert main(["serve", str(LOOP_YAML), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err
     assert "lets other machines reach the run" in err and "--allow-remote" in err
+
+
+def test_serve_max_body_caps_the_request_bodies_it_reads(tmp_path: Path) -> None:
+    urls_file = tmp_path / "urls.json"
+    proc = subprocess.Popen([sys.executable, "-m", "toolchaos", "serve", str(LOOP_YAML), "--urls-file", str(urls_file),
+                             "--max-body", "65536", "--linger", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        urls = _wait_for(urls_file, proc)
+        with httpx.Client(timeout=10) as http:
+            too_large = http.post(urls["openai"] + "/chat/completions", content=b" " * 65537)
+            fits = http.post(urls["openai"] + "/chat/completions", json={"model": "m", "messages": [
+                {"role": "user", "content": "go" + " " * 65000}]})
+            http.post(urls["end"])
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert too_large.status_code == 413 and "at most 65536 bytes" in too_large.json()["error"]["message"]
+    assert fits.status_code == 200, err

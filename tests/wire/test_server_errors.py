@@ -47,6 +47,31 @@ def test_a_body_that_is_not_json_is_a_400_in_the_apis_own_error_shape(url: str, 
     assert result.turns == 0  # nothing reached the model
 
 
+@pytest.mark.parametrize(("url", "body", "says"), [
+    (f"{OPENAI}/chat/completions", b'{"messages": 1}', "messages: expected an array, got a number (1)"),
+    (f"{OPENAI}/chat/completions", b'{"messages": ["hi"]}', "messages[]: expected an object, got a string ('hi')"),
+    (f"{OPENAI}/chat/completions", b'{"messages": [{"role": "assistant", "tool_calls": {}}]}',
+     "messages[].tool_calls: expected an array, got an object"),
+    (f"{OPENAI}/chat/completions", b'{"messages": [], "stream": true, "stream_options": 1}',
+     "stream_options: expected an object, got a number (1)"),
+    (f"{OPENAI}/responses", b'{"input": [1], "tools": []}', "input[]: expected an object, got a number (1)"),
+    (f"{OPENAI}/responses", b'{"input": "hi", "tools": 1}', "tools: expected an array, got a number (1)"),
+    (f"{ANTHROPIC}/messages", b'{"messages": [{"role": "user", "content": {"text": "hi"}}]}',
+     "messages[].content: expected a string or an array of content blocks, got an object"),
+    (f"{ANTHROPIC}/messages/count_tokens", b'[]', "body: expected an object, got an array"),
+])
+def test_a_field_of_the_wrong_type_is_a_400_naming_it_and_no_model_turn(url: str, body: bytes, says: str) -> None:
+    (resp, good), result = _raw([("POST", url, body), ("POST", url.replace("/count_tokens", ""), b'{"messages": []}')])
+    assert resp.status_code == 400
+    answer = resp.json()
+    assert answer["error"]["message"] == says and answer["error"]["type"] == "invalid_request_error"
+    if url.startswith(OPENAI):
+        assert answer["error"]["param"] == says.partition(":")[0]
+    assert good.status_code == 200 and result.turns == 1  # only the well-formed request reached the model
+    assert [(r.status, r.fault) for r in result.requests][:1] == ([(400, "bad_request")] if "count" not in url else
+                                                                  [(200, None)])
+
+
 def test_an_unknown_previous_response_id_is_refused_and_recorded() -> None:
     def agent(task: str) -> str:
         client = openai.OpenAI(max_retries=0)
