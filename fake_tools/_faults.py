@@ -6,7 +6,7 @@ Each fault kind is a small immutable object whose ``resolve`` turns one call int
 (``{"timeout": {"after": 30}}``, as YAML scenarios write them); both paths end in the
 same constructors, so there is one validation path. Each constructor is registered in
 ``FAULTS`` (``toolchaos.fake_tools.registry``), which is where every list of fault
-kinds comes from.
+kinds comes from, with how the fuzzer draws the kind (``fuzz=``, ``fuzz_by_default=``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from toolchaos.errors import DefinitionError, did_you_mean
 from toolchaos.fake_tools import _retry
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
-from toolchaos.fake_tools.registry import Param, Registry
+from toolchaos.fake_tools.registry import Declared, Kind, Param, Registry
 
 S = OutcomeClass.SUCCESS
 
@@ -57,7 +57,30 @@ class Fault:
         raise NotImplementedError
 
 
-FAULTS: Registry[Fault] = Registry("fault", key="kind")
+def _check_draws(kind: Kind[Any], draws: Any) -> None:
+    if draws is None:
+        return
+    if not isinstance(draws, tuple) or not draws or not all(isinstance(p, Mapping) for p in draws):
+        raise ValueError("expected a non-empty tuple of parameter mappings, or None")
+    for params in draws:  # built now: a bad one fails at import, not in the middle of a fuzz run
+        kind.build(**params)
+
+
+def _check_flag(kind: Kind[Any], value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ValueError("expected True or False")
+
+
+# The strategies (``toolchaos.strategies``) draw the faults of ``fuzz=`` (each the constructor's
+# parameters, simplest first) and kinds in the order they are registered here, simplest first:
+# a failing case shrinks toward the earlier ones. The codec numbers the faults drawn by that
+# order, so moving a fuzzed kind changes what a saved example or a seed replays.
+FAULTS: Registry[Fault] = Registry("fault", key="kind", declares=(
+    Declared("fuzz", "the faults the fuzzer draws of this kind: a tuple of the constructor's parameters, one "
+                     "mapping per fault, simplest first (({},) draws its defaults); or None: never drawn",
+             _check_draws),
+    Declared("fuzz_by_default", "True or False: drawn when no kinds are named", _check_flag, default=True),
+))
 
 
 def _num(x: float) -> float | int:
@@ -348,97 +371,6 @@ class Oversized(Fault):
         return {"oversized": {"size": self.size}}
 
 
-# --- constructors: the public Python spelling, and the single validation path ----------
-
-
-@FAULTS.register(Ok, help="success with given data or seeded realistic data")
-def ok(data: Any = None) -> Ok:
-    return Ok(data, data is not None)
-
-
-@FAULTS.register(Empty, help="success with an empty result")
-def empty(data: Any = None) -> Empty:
-    return Empty([] if data is None else data)
-
-
-@FAULTS.register(Malformed, help="invalid_json | schema_violation | truncated | wrong_type")
-def malformed(variant: str = "invalid_json") -> Malformed:
-    _check_choice("variant", variant, MALFORMED_VARIANTS)
-    return Malformed(variant)
-
-
-@FAULTS.register(Timeout, help="no answer after N seconds; applied: true = the side effect still happened")
-def timeout(after: float = 30.0, applied: bool = False) -> Timeout:
-    _check_number("after", after, minimum=0)
-    _check_bool("applied", applied)
-    return Timeout(float(after), applied)
-
-
-@FAULTS.register(Transient, help="503, 429 with retry_after (enforced; retry_form: seconds, http_date, ms, "
-                            "rate-limit reset headers), connection reset",
-                 schemas={"retry_form": {"enum": list(_retry.FORMS)}})
-def transient(code: str | int = 503, retry_after: float | None = None,
-              retry_form: str = _retry.SECONDS) -> Transient:
-    key = str(code)
-    _check_choice("code", key, tuple(TRANSIENT_CODES))
-    if retry_after is not None:
-        _check_number("retry_after", retry_after, minimum=0)
-        retry_after = float(retry_after)
-    _check_choice("retry_form", retry_form, _retry.FORMS)
-    if retry_form != _retry.SECONDS and retry_after is None:
-        raise _FieldError("retry_form", f"{retry_form} writes a wait: give retry_after too")
-    return Transient(TRANSIENT_CODES[key], retry_after, retry_form)
-
-
-@FAULTS.register(Fatal, help="permission_denied | not_found | invalid_argument | policy_blocked")
-def fatal(code: str = "permission_denied", field: str | None = None) -> Fatal:
-    _check_choice("code", code, FATAL_CODES)
-    return Fatal(code, field)
-
-
-@FAULTS.register(Pending, help="'still processing' for N polls, then an inner outcome")
-def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5.0) -> Pending:
-    if polls is not None:
-        _check_number("polls", polls, minimum=0, integer=True)
-    _check_number("interval", interval, minimum=0)
-    inner = Ok({"status": "done"}, True) if then is None else as_fault(then, "then")
-    return Pending(polls, inner, float(interval))
-
-
-@FAULTS.register(Contradictory, help="answers that disagree with earlier answers")
-def contradictory(values: list[Any] | tuple[Any, ...] | None = None) -> Contradictory:
-    if values is None:
-        return Contradictory()
-    if not isinstance(values, (list, tuple)) or len(values) < 2:
-        raise _FieldError("values", f"expected a list of at least 2 values, got {values!r}")
-    return Contradictory(tuple(values))
-
-
-@FAULTS.register(Paginated, help="pages behind a cursor (legit repetition)")
-def paginated(pages: int = 3, page_size: int = 5, cursor_arg: str = "cursor") -> Paginated:
-    _check_number("pages", pages, minimum=1, integer=True)
-    _check_number("page_size", page_size, minimum=1, integer=True)
-    return Paginated(int(pages), int(page_size), cursor_arg)
-
-
-@FAULTS.register(Slow, help="answers after N seconds with an inner outcome")
-def slow(latency: float = 10.0, then: Fault | Any = None) -> Slow:
-    _check_number("latency", latency, minimum=0)
-    return Slow(float(latency), Ok() if then is None else as_fault(then, "then"))
-
-
-@FAULTS.register(Oversized, help="a result of N bytes")
-def oversized(size: int = 1_000_000) -> Oversized:
-    _check_number("size", size, minimum=1, integer=True)
-    return Oversized(int(size))
-
-
-@FAULTS.register(Stale, help="a read answered as the world was N writes ago (read tools only)")
-def stale(behind: int = 1) -> Stale:
-    _check_number("behind", behind, minimum=1, integer=True)
-    return Stale(int(behind))
-
-
 class _FieldError(ValueError):
     """Raised by constructors; ``as_fault`` re-raises it with the tool's name."""
 
@@ -463,6 +395,105 @@ def _check_number(name: str, value: Any, minimum: float, integer: bool = False) 
     if isinstance(value, bool) or not isinstance(value, ok_type) or value < minimum:
         what = "an integer" if integer else "a number"
         raise _FieldError(name, f"expected {what} >= {minimum:g}, got {value!r}")
+
+
+# --- constructors: the public Python spelling, and the single validation path ----------
+
+
+# A plain ok is what the strategies draw for "no fault", not a kind among the others.
+@FAULTS.register(Ok, help="success with given data or seeded realistic data", fuzz=None)
+def ok(data: Any = None) -> Ok:
+    return Ok(data, data is not None)
+
+
+@FAULTS.register(Empty, help="success with an empty result", fuzz=({},))
+def empty(data: Any = None) -> Empty:
+    return Empty([] if data is None else data)
+
+
+@FAULTS.register(Timeout, help="no answer after N seconds; applied: true = the side effect still happened",
+                 fuzz=({"after": 30.0}, {"after": 30.0, "applied": True}))
+def timeout(after: float = 30.0, applied: bool = False) -> Timeout:
+    _check_number("after", after, minimum=0)
+    _check_bool("applied", applied)
+    return Timeout(float(after), applied)
+
+
+@FAULTS.register(Transient, help="503, 429 with retry_after (enforced; retry_form: seconds, http_date, ms, "
+                            "rate-limit reset headers), connection reset",
+                 schemas={"retry_form": {"enum": list(_retry.FORMS)}},
+                 fuzz=({"code": 503}, {"code": 429, "retry_after": 10.0}, {"code": "reset"}, {"code": 500}))
+def transient(code: str | int = 503, retry_after: float | None = None,
+              retry_form: str = _retry.SECONDS) -> Transient:
+    key = str(code)
+    _check_choice("code", key, tuple(TRANSIENT_CODES))
+    if retry_after is not None:
+        _check_number("retry_after", retry_after, minimum=0)
+        retry_after = float(retry_after)
+    _check_choice("retry_form", retry_form, _retry.FORMS)
+    if retry_form != _retry.SECONDS and retry_after is None:
+        raise _FieldError("retry_form", f"{retry_form} writes a wait: give retry_after too")
+    return Transient(TRANSIENT_CODES[key], retry_after, retry_form)
+
+
+@FAULTS.register(Fatal, help="permission_denied | not_found | invalid_argument | policy_blocked",
+                 fuzz=({"code": "permission_denied"}, {"code": "invalid_argument"}, {"code": "not_found"}))
+def fatal(code: str = "permission_denied", field: str | None = None) -> Fatal:
+    _check_choice("code", code, FATAL_CODES)
+    return Fatal(code, field)
+
+
+@FAULTS.register(Malformed, help="invalid_json | schema_violation | truncated | wrong_type",
+                 fuzz=({"variant": "invalid_json"}, {"variant": "truncated"}))
+def malformed(variant: str = "invalid_json") -> Malformed:
+    _check_choice("variant", variant, MALFORMED_VARIANTS)
+    return Malformed(variant)
+
+
+@FAULTS.register(Pending, help="'still processing' for N polls, then an inner outcome", fuzz=({"polls": 3},))
+def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5.0) -> Pending:
+    if polls is not None:
+        _check_number("polls", polls, minimum=0, integer=True)
+    _check_number("interval", interval, minimum=0)
+    inner = Ok({"status": "done"}, True) if then is None else as_fault(then, "then")
+    return Pending(polls, inner, float(interval))
+
+
+@FAULTS.register(Slow, help="answers after N seconds with an inner outcome", fuzz=({"latency": 90.0},))
+def slow(latency: float = 10.0, then: Fault | Any = None) -> Slow:
+    _check_number("latency", latency, minimum=0)
+    return Slow(float(latency), Ok() if then is None else as_fault(then, "then"))
+
+
+@FAULTS.register(Contradictory, help="answers that disagree with earlier answers", fuzz=({},))
+def contradictory(values: list[Any] | tuple[Any, ...] | None = None) -> Contradictory:
+    if values is None:
+        return Contradictory()
+    if not isinstance(values, (list, tuple)) or len(values) < 2:
+        raise _FieldError("values", f"expected a list of at least 2 values, got {values!r}")
+    return Contradictory(tuple(values))
+
+
+@FAULTS.register(Oversized, help="a result of N bytes", fuzz=({"size": 16384},))
+def oversized(size: int = 1_000_000) -> Oversized:
+    _check_number("size", size, minimum=1, integer=True)
+    return Oversized(int(size))
+
+
+# Drawn only when named: it makes sense for a tool that takes a cursor.
+@FAULTS.register(Paginated, help="pages behind a cursor (legit repetition)", fuzz=({"pages": 3},),
+                 fuzz_by_default=False)
+def paginated(pages: int = 3, page_size: int = 5, cursor_arg: str = "cursor") -> Paginated:
+    _check_number("pages", pages, minimum=1, integer=True)
+    _check_number("page_size", page_size, minimum=1, integer=True)
+    return Paginated(int(pages), int(page_size), cursor_arg)
+
+
+# Never drawn: only a read tool (``reads:``) may answer it, and the fuzzed tools need not read.
+@FAULTS.register(Stale, help="a read answered as the world was N writes ago (read tools only)", fuzz=None)
+def stale(behind: int = 1) -> Stale:
+    _check_number("behind", behind, minimum=1, integer=True)
+    return Stale(int(behind))
 
 
 def as_fault(spec: Any, where: str = "outcome", tool: str = "?") -> Fault:

@@ -3,7 +3,7 @@
 A kind is declared once, next to its definition, by registering its constructor (the
 one validating path from parameters to an object)::
 
-    @FAULTS.register(Throttled, help="429 until N seconds passed")
+    @FAULTS.register(Throttled, help="429 until N seconds passed", fuzz=({"seconds": 5.0},))
     def throttled(seconds: float = 5.0) -> Throttled:
         ...
 
@@ -15,6 +15,12 @@ method; building that data again gives an equal object). Whatever lists, validat
 documents or writes kinds (the scenario loader, the JSON Schema, ``toolchaos list``,
 the strategies, the fuzzer's YAML) reads the registry, so adding a kind touches the
 module that defines it and no other.
+
+What a registry's consumers need of each kind besides (how the fuzzer draws a fault or a
+policy, what a broken invariant counts as in a regression scenario) is declared by the
+registry (``Declared``) and given as keywords of each registration, kept in ``Kind.extra``.
+A registration that leaves out a declared keyword with no default is an error naming it:
+a new kind never gets a consumer's silent default.
 
 The module is generic: ``toolchaos.fake_tools`` keeps its fault registry here, the
 harness its policies, invariants and model-API faults.
@@ -115,15 +121,33 @@ class Kind(Generic[T]):
         return next((p for p in self.params if p.name == name), None)
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A keyword every registration in one registry gives: metadata its consumers read from ``Kind.extra``.
+
+    ``expects``: what the keyword holds, as an error about a registration without it says.
+    ``default``: its value when a registration leaves it out; ``REQUIRED``: leaving it out is an error.
+    ``check``: raises ``ValueError`` or ``TypeError`` (saying what it expected) when the kind cannot use the value;
+    it runs when the kind is added, so a mistake shows at import, not when a consumer first reads it.
+    """
+
+    name: str
+    expects: str
+    check: Callable[[Kind[Any], Any], None] | None = None
+    default: Any = REQUIRED
+
+
 class Registry(Mapping[str, Kind[T]]):
     """The kinds of one family, by name, in the order they were registered.
 
     ``key`` is the attribute every built object carries its kind's name in (``kind``
-    for faults, ``name`` for policies and invariants).
+    for faults, ``name`` for policies and invariants). ``declares``: the keywords each
+    registration gives besides (see ``Declared``).
     """
 
-    def __init__(self, what: str, *, key: str) -> None:
+    def __init__(self, what: str, *, key: str, declares: Sequence[Declared] = ()) -> None:
         self.what, self.key = what, key
+        self.declares = tuple(declares)
         self._kinds: dict[str, Kind[T]] = {}
         self._aliases: dict[str, str] = {}
 
@@ -153,9 +177,26 @@ class Registry(Mapping[str, Kind[T]]):
         for word in (kind.name, *kind.aliases):
             if word in self._kinds or word in self._aliases:
                 raise ValueError(f"{self.what} {word!r} is registered already")
+        kind = self._declared(kind)
         self._kinds[kind.name] = kind
         self._aliases.update(dict.fromkeys(kind.aliases, kind.name))
         return kind
+
+    def _declared(self, kind: Kind[T]) -> Kind[T]:
+        """``kind`` with every declared keyword: given and checked, or its default."""
+        extra = dict(kind.extra)
+        for d in self.declares:
+            if d.name not in extra:
+                if d.default is REQUIRED:
+                    raise TypeError(f"{self.what} {kind.name!r} is registered without {d.name}=: "
+                                    f"give {d.name}= {d.expects}")
+                extra[d.name] = d.default
+            if d.check is not None:
+                try:
+                    d.check(kind, extra[d.name])
+                except (TypeError, ValueError) as exc:  # TypeError: a constructor given a parameter it has not
+                    raise ValueError(f"{self.what} {kind.name!r}: {d.name}={extra[d.name]!r}: {exc}") from None
+        return replace(kind, extra=extra)
 
     def remove(self, name: str) -> Kind[T]:
         """Unregister a kind (and its aliases); returns its entry."""
@@ -215,4 +256,4 @@ def _first_line(doc: str | None) -> str:
     return lines[0] if lines else ""
 
 
-__all__ = ["REQUIRED", "Check", "Kind", "Param", "Registry", "signature_params"]
+__all__ = ["REQUIRED", "Check", "Declared", "Kind", "Param", "Registry", "signature_params"]

@@ -24,6 +24,11 @@ failing example shrinks to the few faults that matter.
   convertible to the ``tools:`` section of a YAML scenario (``plan.as_data()``).
 - ``policies(tools, ...)``: a ``SpecPolicy``: a built-in policy built from plain data
   (``policy.spec``, the ``policy:`` section of a YAML scenario).
+
+What is drawn of each kind is declared where the kind is registered: a fault's ``fuzz=``
+parameters (``toolchaos.fake_tools.faults.FAULTS``) and whether it is drawn by default
+(``fuzz_by_default=``), a policy's ``fuzz=`` function (``toolchaos.policies.POLICIES``).
+Kinds are drawn in registration order, simplest first; ``fuzz=None`` is never drawn.
 """
 
 from __future__ import annotations
@@ -38,55 +43,66 @@ from toolchaos.errors import PolicyError, did_you_mean
 from toolchaos.fake_tools import FakeTool, FaultSchedule, Rule, catalogue
 from toolchaos.fake_tools import faults as F
 from toolchaos.fake_tools.faults import FAULTS, Fault
-from toolchaos.policies import POLICIES, Policy
+from toolchaos.policies import POLICIES, Policy, example_args
 
-# Kinds drawn by default, simplest first (hypothesis shrinks toward the first branch).
-# ``paginated`` is left out: it only makes sense for a tool that takes a cursor.
-DEFAULT_KINDS: tuple[str, ...] = ("empty", "timeout", "transient", "fatal", "malformed", "pending", "slow",
-                                  "contradictory", "oversized")
-ALL_KINDS: tuple[str, ...] = (*DEFAULT_KINDS, "paginated")
+# --- the kinds drawn, from the registries -------------------------------------------------
 
-DEFAULT_POLICY_KINDS: tuple[str, ...] = ("stubborn", "jitter", "alternate", "paraphrase", "poll_until",
-                                         "explore")
-POLICY_KINDS: tuple[str, ...] = DEFAULT_POLICY_KINDS
+
+def _fault_kinds(default: bool = False) -> tuple[str, ...]:
+    """The fault kinds drawn (registered with ``fuzz=`` faults), simplest first; ``default``: drawn unless named."""
+    return tuple(name for name, kind in FAULTS.items()
+                 if kind.extra["fuzz"] is not None and (kind.extra["fuzz_by_default"] or not default))
+
+
+def _policy_kinds() -> tuple[str, ...]:
+    """The policy kinds drawn (registered with a ``fuzz=`` function), simplest first."""
+    return tuple(name for name, kind in POLICIES.items() if kind.extra["fuzz"] is not None)
+
+
+_KIND_LISTS: dict[str, Callable[[], tuple[str, ...]]] = {
+    "DEFAULT_KINDS": lambda: _fault_kinds(default=True),  # every drawn kind but paginated
+    "ALL_KINDS": _fault_kinds,
+    "DEFAULT_POLICY_KINDS": _policy_kinds,
+}
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # The public lists of kinds are read from the registries when asked, not when this module is
+    # imported: a kind registered later (a plugin's, a test's) is among them.
+    if name in _KIND_LISTS:
+        return _KIND_LISTS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _check_kinds(kinds: Iterable[str] | None, known: Sequence[str], what: str,
+                 registry: Mapping[str, Any]) -> tuple[str, ...]:
+    chosen = tuple(known if kinds is None else kinds)
+    for k in chosen:
+        if k in registry and k not in known:
+            raise ValueError(f"{what} {k!r} is not drawn by the fuzzer (it is registered with fuzz=None); "
+                             f"drawn: {', '.join(known)}")
+        if k not in known:
+            raise ValueError(f"unknown {what} {k!r}{did_you_mean(k, known)}; known: {', '.join(known)}")
+    return chosen
 
 
 # --- outcomes --------------------------------------------------------------------------
 
 
-def _check_kinds(kinds: Iterable[str] | None, known: Sequence[str], what: str) -> tuple[str, ...]:
-    chosen = tuple(known if kinds is None else kinds)
-    bad = [k for k in chosen if k not in known]
-    if bad:
-        raise ValueError(f"unknown {what} {bad[0]!r}{did_you_mean(bad[0], known)}; known: {', '.join(known)}")
-    return chosen
-
-
-# The concrete faults drawn for each kind, simplest first (few per kind: the search stays dense).
-_VARIANTS: dict[str, tuple[Fault, ...]] = {
-    "empty": (F.empty(),),
-    "timeout": (F.timeout(30.0), F.timeout(30.0, applied=True)),
-    "transient": (F.transient(503), F.transient(429, retry_after=10.0), F.transient("reset"), F.transient(500)),
-    "fatal": (F.fatal("permission_denied"), F.fatal("invalid_argument"), F.fatal("not_found")),
-    "malformed": (F.malformed("invalid_json"), F.malformed("truncated")),
-    "pending": (F.pending(polls=3),),
-    "slow": (F.slow(latency=90.0),),
-    "contradictory": (F.contradictory(),),
-    "oversized": (F.oversized(16384),),
-    "paginated": (F.paginated(pages=3),),
-}
-
-
 def fault_table(kinds: Iterable[str] | None = None) -> tuple[Fault, ...]:
-    """Every concrete fault the strategies draw for ``kinds``, simplest first (``ok`` excluded)."""
-    chosen = _check_kinds(DEFAULT_KINDS if kinds is None else kinds, ALL_KINDS, "fault kind")
-    return tuple(f for k in chosen if k != "ok" for f in _VARIANTS[k])
+    """Every concrete fault the strategies draw for ``kinds``, simplest first (``ok`` excluded).
+
+    Each kind's faults are its registration's ``fuzz=`` parameters, built by its constructor.
+    """
+    chosen = _check_kinds(_fault_kinds(default=True) if kinds is None else kinds, _fault_kinds(), "fault kind", FAULTS)
+    return tuple(FAULTS[k].build(**params) for k in chosen for params in FAULTS[k].extra["fuzz"])
 
 
 def outcomes(kinds: Iterable[str] | None = None, *, ok: bool = True) -> st.SearchStrategy[Fault]:
     """One fault (``toolchaos.fake_tools.faults``) of the given kinds; shrinks toward ``ok`` when ``ok`` is allowed.
 
-    ``kinds``: fault kind names (default ``DEFAULT_KINDS``: every kind except ``paginated``).
+    ``kinds``: fault kind names (default ``DEFAULT_KINDS``: the kinds registered to be drawn by default,
+    every drawn kind except ``paginated``).
     """
     table = list(fault_table(kinds))
     if ok:
@@ -250,7 +266,7 @@ def fault_schedules(tools: Iterable[FakeTool | str], *, vary: Iterable[str] | No
     """Fault schedules for ``tools`` (``FakeTool``s or catalogue names), as a ``FaultPlan``.
 
     - ``vary``: names of the tools whose schedules vary (default: all); the others keep theirs.
-    - ``kinds``: fault kinds drawn for scheduled calls (default ``DEFAULT_KINDS``).
+    - ``kinds``: fault kinds drawn for scheduled calls (default ``DEFAULT_KINDS``), in registration order.
     - ``max_calls``: scheduled calls per tool (calls 1..max_calls); later calls get the default.
     - ``default_kinds``: kinds the default (every later call) may take; empty = always ``ok``,
       so the tool eventually works and a run can end.
@@ -430,8 +446,9 @@ class ScheduleCodec:
                kinds: Iterable[str] | None = None, max_calls: int = 6, default_kinds: Iterable[str] = (),
                max_faults: int | None = None) -> ScheduleCodec:
         """The codec of these very tools and options, built once: its caches of plans live on across calls."""
-        vary, kinds, default_kinds = (None if vary is None else tuple(vary), None if kinds is None else tuple(kinds),
-                                      tuple(default_kinds))
+        # the default kinds by name: a kind registered since gets a codec of its own
+        vary, kinds, default_kinds = (None if vary is None else tuple(vary),
+                                      _fault_kinds(default=True) if kinds is None else tuple(kinds), tuple(default_kinds))
         return _CODECS.get(tools, (vary, kinds, max_calls, default_kinds, max_faults), lambda: cls(
             tools, vary=vary, kinds=kinds, max_calls=max_calls, default_kinds=default_kinds, max_faults=max_faults))
 
@@ -499,32 +516,6 @@ class ScheduleCodec:
 # --- policies ----------------------------------------------------------------------------
 
 
-def example_args(tool: FakeTool, n: int = 1) -> dict[str, Any]:
-    """Plausible arguments for ``tool`` from its schema: every required field, the ``n``-th variant."""
-    props = tool.parameters.get("properties", {})
-    out: dict[str, Any] = {}
-    for name in tool.parameters.get("required", []):
-        spec = props.get(name, {})
-        t = spec.get("type", "string")
-        t = t[0] if isinstance(t, list) else t
-        if "enum" in spec:
-            out[name] = spec["enum"][0]
-        elif t == "integer":
-            out[name] = n
-        elif t == "number":
-            out[name] = 10.0 * n
-        elif t == "boolean":
-            out[name] = True
-        elif t == "object":
-            out[name] = {"value": n}
-        elif t == "array":
-            out[name] = [n]
-        else:
-            stem = name[:-3] if name.endswith("_id") else name
-            out[name] = f"{stem}_{n}" if name.endswith("_id") else f"{stem} {n}"
-    return out
-
-
 class SpecPolicy:
     """A built-in policy built from plain data, ``{"stubborn": {"tool": ..., "args": {...}}}``.
 
@@ -563,41 +554,12 @@ def build_policy(spec: Mapping[str, Any]) -> Policy:
     return kind.build(**kw)
 
 
-def _repeating(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:  # stubborn, jitter
-    return [{kind: {"tool": t.name, "args": example_args(t), "until": u}} for u in ("success", "never") for t in base]
-
-
-def _paraphrasing(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
-    return [{kind: {"tool": t.name, "args": {**example_args(t), "query": "quarterly report"}, "until": "never"}}
-            for t in base if "query" in t.parameters.get("properties", {})]
-
-
-def _alternating(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
-    return [{kind: {"calls": [{"call": a.name, "args": example_args(a)}, {"call": b.name, "args": example_args(b)}],
-                    "until": u}}
-            for u in ("success", "never") for a in base for b in base if a.name != b.name]
-
-
-def _polling(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
-    return [{kind: {"tool": t.name, "args": example_args(t)}} for t in base]
-
-
-def _exploring(kind: str, base: list[FakeTool]) -> list[dict[str, Any]]:
-    return [{kind: {"tool": t.name, "queries": [example_args(t, i) for i in (1, 2, 3)]}} for t in base]
-
-
-# The specs drawn for each policy kind, simplest first.
-_SPECS: dict[str, Callable[[str, list[FakeTool]], list[dict[str, Any]]]] = {
-    "stubborn": _repeating, "jitter": _repeating, "alternate": _alternating, "paraphrase": _paraphrasing,
-    "poll_until": _polling, "explore": _exploring,
-}
-
-
 def policy_specs(tools: Iterable[FakeTool | str], kinds: Iterable[str] | None = None,
                  ignores_refusals: bool = True) -> list[dict[str, Any]]:
-    """Every policy spec ``policies`` draws from, simplest first."""
+    """Every policy spec ``policies`` draws from, simplest first: each kind's registered ``fuzz=`` specs."""
     base = [_as_tool(t) for t in tools]
-    out = [spec for kind in _check_kinds(kinds, POLICY_KINDS, "policy kind") for spec in _SPECS[kind](kind, base)]
+    chosen = _check_kinds(kinds, _policy_kinds(), "policy kind", POLICIES)
+    out = [spec for kind in chosen for spec in POLICIES[kind].extra["fuzz"](kind, base)]
     if ignores_refusals:
         out += [{"ignores_refusals": {"inner": spec}} for spec in list(out)]
     return out
@@ -626,7 +588,7 @@ def _drawn_policies(tools: Iterable[FakeTool | str], kinds: Iterable[str] | None
     base = [_as_tool(t) for t in tools]
     if not base:
         raise ValueError("policies: no tools")
-    kinds = None if kinds is None else tuple(kinds)
+    kinds = _policy_kinds() if kinds is None else tuple(kinds)  # by name: a kind registered since is drawn too
     return _POLICIES.get(base, (kinds, ignores_refusals), lambda: _build_policies(base, kinds, ignores_refusals))
 
 
@@ -639,7 +601,8 @@ def _build_policies(base: list[FakeTool], kinds: Iterable[str] | None, ignores_r
     return _Pick(built), st.sampled_from(built)
 
 
-__all__ = ["ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",
+# The lists of kinds come from ``__getattr__`` (read from the registries when asked).
+__all__ = ["ALL_KINDS", "DEFAULT_KINDS", "DEFAULT_POLICY_KINDS", "FaultPlan", "SpecPolicy", "build_policy",  # noqa: F822
            "describe_fault", "example_args", "fault_data", "fault_schedules", "fault_table", "outcomes", "plan", "policies",
            "policy_specs",
            "rule_data", "tool_data"]

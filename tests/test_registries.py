@@ -1,23 +1,27 @@
 """Adding a fault, a policy or an invariant touches one module: its registration.
 
 This test plays the module: it defines one new kind of each, registers them (removed
-again afterwards) and finds them wherever kinds are listed, validated, built or
+again afterwards) and finds them wherever kinds are listed, validated, built, drawn or
 written: the JSON Schema, ``toolchaos list``, the scenario loader, ``toolchaos new``,
-the fuzzer's YAML and the certification report's wording.
+the strategies (what the registration says the fuzzer draws), the fuzzer's YAML (the
+invariant's declared category and severity) and the certification report's wording.
+A registration without what those need is an error that names it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import find
+from toolchaos import strategies
 from toolchaos.certification import run_scenario
 from toolchaos.cli import main
 from toolchaos.cli._new import scaffold
-from toolchaos.fake_tools import Outcome, OutcomeClass, catalogue
+from toolchaos.fake_tools import FakeTool, Outcome, OutcomeClass, catalogue
 from toolchaos.fake_tools.faults import FAULTS, CallInfo, Fault, as_fault
 from toolchaos.fake_tools.registry import Check, Registry
 from toolchaos.fuzzing import fuzz
@@ -25,6 +29,7 @@ from toolchaos.invariants import INVARIANTS, FinishedRun, Invariant, Violation
 from toolchaos.policies import POLICIES, Decision, ModelView
 from toolchaos.reports import RunMeta, write_reports
 from toolchaos.scenario import ScenarioError, json_schema, load_text
+from toolchaos.strategies import example_args, fault_schedules, fault_table, policy_specs
 
 # --- the "module" that adds one kind of each ----------------------------------------------------
 
@@ -80,6 +85,11 @@ def hesitant(tool: str, args: Mapping[str, Any] | None = None) -> Hesitant:
     return Hesitant(tool, args)
 
 
+def hesitating(kind: str, tools: Sequence[FakeTool]) -> list[dict[str, Any]]:
+    """How the fuzzer draws ``hesitant``: once per tool."""
+    return [{kind: {"tool": t.name, "args": example_args(t)}} for t in tools]
+
+
 class AtMostTurns(Invariant):
     """The model is asked at most N times."""
 
@@ -113,9 +123,10 @@ _WHOLE = Check("an integer >= 0", lambda v: isinstance(v, int) and not isinstanc
 @pytest.fixture
 def registered() -> Iterator[None]:
     added: list[tuple[Registry[Any], str]] = [(FAULTS, "throttled"), (POLICIES, "hesitant"), (INVARIANTS, "at_most_turns")]
-    FAULTS.register(Throttled, help="refused for N seconds, every call")(throttled)
-    POLICIES.register(Hesitant)(hesitant)
-    INVARIANTS.register(AtMostTurns, checks={"n": _WHOLE})(at_most_turns)
+    FAULTS.register(Throttled, help="refused for N seconds, every call", fuzz=({"seconds": 2.0}, {"seconds": 60}))(
+        throttled)
+    POLICIES.register(Hesitant, fuzz=hesitating)(hesitant)
+    INVARIANTS.register(AtMostTurns, checks={"n": _WHOLE}, category="budgets", severity="minor")(at_most_turns)
     try:
         yield
     finally:
@@ -189,6 +200,7 @@ def test_the_fuzzers_yaml_writes_them(registered: None) -> None:
     assert scenario["tools"]["fetch_invoice"]["default"] == {"throttled": {"seconds": 1}}
     assert scenario["policy"] == {"hesitant": {"tool": "fetch_invoice", "args": {"invoice_id": "inv_1"}}}
     assert scenario["expect"] == [{"at_most_turns": {"n": 0}}]
+    assert (scenario["category"], scenario["severity"]) == ("budgets", "minor")  # as the registration declares
     (again,) = load_text(failure.yaml, "fuzz.chaos.yaml")  # the YAML loads as written
     assert isinstance(again.policy(), Hesitant)
 
@@ -213,3 +225,71 @@ def test_removing_a_kind_forgets_it(registered: None) -> None:
             FAULTS.add(FAULTS["timeout"])
     finally:
         FAULTS.add(kind)
+
+
+def test_the_strategies_draw_what_the_registration_declares(registered: None) -> None:
+    tools = [catalogue.get("fetch_invoice"), catalogue.get("send_email")]
+    assert strategies.DEFAULT_KINDS[-1] == "throttled" and "throttled" in strategies.ALL_KINDS  # drawn last
+    assert fault_table()[-2:] == (Throttled(2.0), Throttled(60))
+    drawn = find(fault_schedules(tools), lambda plan: any(isinstance(f, Throttled) for _, f in plan.rules("send_email")))
+    assert drawn.rules("send_email") == [(1, Throttled(2.0))]  # shrunk to the first call and the first fault
+    assert strategies.DEFAULT_POLICY_KINDS[-1] == "hesitant"
+    assert {"hesitant": {"tool": "send_email", "args": example_args(tools[1])}} in policy_specs(tools)
+
+
+def test_removing_the_kinds_stops_drawing_them(registered: None) -> None:
+    fault, policy = FAULTS.remove("throttled"), POLICIES.remove("hesitant")
+    try:
+        assert "throttled" not in strategies.ALL_KINDS and "hesitant" not in strategies.DEFAULT_POLICY_KINDS
+        assert not any(isinstance(f, Throttled) for f in fault_table(strategies.ALL_KINDS))
+    finally:
+        FAULTS.add(fault)
+        POLICIES.add(policy)
+
+
+def test_a_kind_registered_not_to_be_drawn_is_not(registered: None) -> None:
+    FAULTS.register(Throttled, name="rare_throttle", fuzz=({"seconds": 1},), fuzz_by_default=False)(throttled)
+    FAULTS.register(Throttled, name="never_throttle", fuzz=None)(throttled)
+    try:
+        assert "rare_throttle" in strategies.ALL_KINDS and "rare_throttle" not in strategies.DEFAULT_KINDS
+        assert fault_table(["rare_throttle"]) == (Throttled(1),)  # drawn when named
+        assert "never_throttle" not in strategies.ALL_KINDS
+        with pytest.raises(ValueError, match=r"'never_throttle' is not drawn by the fuzzer .*fuzz=None"):
+            fault_table(["never_throttle"])
+    finally:
+        FAULTS.remove("rare_throttle")
+        FAULTS.remove("never_throttle")
+
+
+def test_a_registration_without_what_the_fuzzer_and_its_yaml_need_is_an_error() -> None:
+    with pytest.raises(TypeError, match="fault 'throttled' is registered without fuzz=: give fuzz= the faults"):
+        FAULTS.register(Throttled)(throttled)
+    with pytest.raises(ValueError, match=r"fault 'throttled': fuzz=\({'secs': 1},\): .*unexpected keyword"):
+        FAULTS.register(Throttled, fuzz=({"secs": 1},))(throttled)
+    with pytest.raises(ValueError, match=r"fault 'throttled': fuzz=.*seconds: expected a number >= 0"):
+        FAULTS.register(Throttled, fuzz=({"seconds": -1},))(throttled)
+    with pytest.raises(TypeError, match="policy 'hesitant' is registered without fuzz=: give fuzz= how the fuzzer"):
+        POLICIES.register(Hesitant)(hesitant)
+    with pytest.raises(TypeError, match=r"invariant 'at_most_turns' is registered without category=: .*\(loops, "):
+        INVARIANTS.register(AtMostTurns, severity="minor")(at_most_turns)
+    with pytest.raises(TypeError, match="invariant 'at_most_turns' is registered without severity="):
+        INVARIANTS.register(AtMostTurns, category="loops")(at_most_turns)
+    with pytest.raises(ValueError, match="severity='minr': expected one of critical, major, minor; did you mean 'minor'"):
+        INVARIANTS.register(AtMostTurns, category="loops", severity="minr")(at_most_turns)
+    assert "throttled" not in FAULTS and "hesitant" not in POLICIES and "at_most_turns" not in INVARIANTS
+
+
+def test_every_built_in_kind_declares_what_its_consumers_read() -> None:
+    assert all("fuzz" in kind.extra and "fuzz_by_default" in kind.extra for kind in FAULTS.values())
+    assert all("fuzz" in kind.extra for kind in POLICIES.values())
+    assert all({"category", "severity"} <= set(kind.extra) for kind in INVARIANTS.values())
+
+
+def test_an_invariant_no_registry_knows_counts_as_custom() -> None:
+    assert "at_most_turns" not in INVARIANTS  # a custom Invariant subclass, not registered here
+    policy = {"stubborn": {"tool": "fetch_invoice", "args": {"invoice_id": "inv_1"}}}
+    report = fuzz("builtin:guarded", tools=[catalogue.get("fetch_invoice")], policy=policy,
+                  invariants=[at_most_turns(0)], vary=[], examples=3, database=None, seed=1)
+    failure = report.failure("at_most_turns")
+    assert failure is not None
+    assert (failure.scenario()["category"], failure.scenario()["severity"]) == ("custom", "major")

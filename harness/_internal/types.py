@@ -1,5 +1,5 @@
 """Leaf types of a run shared by every layer: terminal states, stop-report fields (and how to read
-one under any of its spellings), ``AgentResult``."""
+one under any of its spellings), scenario categories and severities, ``AgentResult``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ TERMINAL_STATES = ("COMPLETED", "STOPPED_LOOP_GUARD", "NEEDS_HUMAN", "FAILED", "
 HARNESS_STATES = ("CRASHED", "HARD_CEILING", "WATCHDOG", "ERROR")  # ERROR: the harness could not call the agent
 # How much a run wasted beyond its scenario's useful work (toolchaos.certification.Grade), as reports count them.
 WASTE_LEVELS = ("none", "low", "high")
+# What a scenario is about (its ``category``), and how bad its failure is (``severity``, most severe first).
+# A registered invariant declares both: what a fuzz regression that breaks it counts as.
+CATEGORIES = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume", "custom")
+SEVERITIES = ("critical", "major", "minor")
 REPORT_FIELDS = ("state", "guard", "reason", "completed", "unmet_precondition", "last_checkpoint",
                  "resume_condition", "next_allowed_action")
 # The same fields as published stop-report designs spell them (the LoopGuard design's StopReport:

@@ -49,22 +49,22 @@ from hypothesis import seed as _hseed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.reflection import function_digest
+from toolchaos import invariants as inv
 from toolchaos._agents import AgentUnderTest, label, resolve
 from toolchaos._engine import RunResult, RunSpec, run
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.types import TERMINAL_STATES
 from toolchaos.errors import FuzzFailed, FuzzSpecError, did_you_mean, render_violations
 from toolchaos.fake_tools import FakeTool
-from toolchaos.invariants import _builtin as inv
 from toolchaos.policies import POLICIES
 from toolchaos.strategies import (
-    ALL_KINDS,
-    POLICY_KINDS,
     FaultPlan,
     ScheduleCodec,
     SpecPolicy,
+    _fault_kinds,
     _Flat,
     _Pick,
+    _policy_kinds,
     _policy_pick,
     describe_fault,
     tool_data,
@@ -76,13 +76,9 @@ MAX_EXAMPLES = 10_000  # a fuzz block's examples: each is a run; more would be a
 MAX_COUNT = 1_000_000  # any other count in a fuzz block
 BRIEF_LINES = 60  # a failure's default report under pytest: -v shows the full detail
 
-# Which scenario category a broken invariant belongs to (DESIGN's categories).
-_CATEGORY = {"idempotent": "side_effects", "max_side_effects": "side_effects", "bounded": "budgets",
-             "terminated": "budgets", "stop_report": "loops", "terminal_state": "loops",
-             "no_execution_after_refusal": "loops", "retry_after_honoured": "error_classes",
-             "no_unchanged_resend": "error_classes", "completed": "legit"}
-_SEVERITY = {"idempotent": "critical", "max_side_effects": "critical", "no_execution_after_refusal": "critical",
-             "bounded": "critical", "terminated": "critical"}
+# What a broken invariant no registry knows (a custom ``Invariant`` subclass) counts as in a regression
+# scenario; a registered one declares its own (``INVARIANTS``: category=, severity=).
+_UNREGISTERED = {"category": "custom", "severity": "major"}
 
 
 def must_hold(bound: int = DEFAULT_BOUND, budgets: Budgets | None = None) -> list[inv.Invariant]:
@@ -160,6 +156,13 @@ class FuzzFailure:
         return "; ".join(f"{tool.name} call {n} {describe_fault(f)}"
                          for tool in self.plan.tools for n, f in self.plan.rules(tool.name)) or "no faulty call"
 
+    def counts_as(self) -> dict[str, str]:
+        """The regression scenario's ``category`` and ``severity``: what the broken invariant's registration declares."""
+        kind = inv.INVARIANTS.get(self.invariant)
+        if kind is None:
+            return dict(_UNREGISTERED)
+        return {"category": kind.extra["category"], "severity": kind.extra["severity"]}
+
     def scenario(self) -> dict[str, Any]:
         """The minimal case as a scenario mapping (what ``yaml`` prints)."""
         t = self.target
@@ -167,8 +170,7 @@ class FuzzFailure:
         data: dict[str, Any] = {
             "id": self.id,
             "title": f"Fuzz regression: {self.invariant} broke ({self.schedule})",
-            "category": _CATEGORY.get(self.invariant, "loops"),
-            "severity": _SEVERITY.get(self.invariant, "major"),
+            **self.counts_as(),
             "description": f"Found by fuzzing {t.agent_ref}: {first.headline()}",
             "seed": self.run_seed,
             "task": t.task,
@@ -711,12 +713,12 @@ class FuzzSpec:
         vary_seed = data.get("vary_seed", False)
         if not isinstance(vary_seed, bool):
             raise FuzzSpecError("fuzz.vary_seed", f"expected true or false, got {vary_seed!r}")
-        return cls(vary=names("vary", tools, "tool"), kinds=names("kinds", ALL_KINDS, "fault kind"),
+        return cls(vary=names("vary", tools, "tool"), kinds=names("kinds", _fault_kinds(), "fault kind"),
                    examples=integer("examples", 1, DEFAULT_EXAMPLES, MAX_EXAMPLES), max_calls=integer("max_calls", 1, 6),
                    max_faults=integer("max_faults", 1, None),
-                   default_kinds=names("default_kinds", ALL_KINDS, "fault kind") or (),
+                   default_kinds=names("default_kinds", _fault_kinds(), "fault kind") or (),
                    policy=choice("policy", ("scenario", "vary"), "scenario"),
-                   policy_kinds=names("policy_kinds", POLICY_KINDS, "policy kind"),
+                   policy_kinds=names("policy_kinds", _policy_kinds(), "policy kind"),
                    check=choice("check", CHECKS, "must_hold"), bound=integer("bound", 1, DEFAULT_BOUND),
                    vary_seed=vary_seed)
 

@@ -10,23 +10,24 @@ when it held (``expected_text``, ``actual_text``: the certification report's col
 how a scenario writes it (``to_data``) and which tools it names (``named_tools``:
 checked against the scenario's). Its public constructor is registered in
 ``INVARIANTS`` (``toolchaos.fake_tools.registry``) with the checks a scenario's plain
-data must pass (the constructors trust their types).
+data must pass (the constructors trust their types) and what a failure of it counts as
+(``category``, ``severity``: the fuzzer writes them into a regression scenario).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from toolchaos._internal.events import ApiEvent, Event, ModelEvent, RefusalEvent, ToolEvent
 from toolchaos._internal.trace import Trace, args_text
-from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_STATES, report_has
+from toolchaos._internal.types import CATEGORIES, HARNESS_STATES, REPORT_FIELDS, SEVERITIES, TERMINAL_STATES, report_has
 from toolchaos.errors import InvariantError, InvariantViolation, did_you_mean
 from toolchaos.fake_tools import EffectLedger, FakeTool, Rule, World, canonical
-from toolchaos.fake_tools.registry import Check, Registry
+from toolchaos.fake_tools.registry import Check, Declared, Kind, Registry
 
 _EPS = 1e-6
 
@@ -137,7 +138,19 @@ def actual_text(invariant: Any, result: FinishedRun) -> str:
     return invariant.actual_text(result) if isinstance(invariant, Invariant) else "held"
 
 
-INVARIANTS: Registry[Invariant] = Registry("invariant", key="name")
+def _one_of(choices: tuple[str, ...]) -> Callable[[Kind[Any], Any], None]:
+    def check(kind: Kind[Any], value: Any) -> None:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}{did_you_mean(str(value), choices)}")
+
+    return check
+
+
+INVARIANTS: Registry[Invariant] = Registry("invariant", key="name", declares=(
+    Declared("category", f"the scenario category a failure of it counts as ({', '.join(CATEGORIES)})",
+             _one_of(CATEGORIES)),
+    Declared("severity", f"how bad a failure of it is ({', '.join(SEVERITIES)})", _one_of(SEVERITIES)),
+))
 
 
 def _whole(value: Any) -> bool:
@@ -805,71 +818,73 @@ class Terminated(Invariant):
 
 @INVARIANTS.register(Bounded, checks={"executions": _COUNT, "per_tool": _TOOL_COUNTS, "turns": _COUNT,
                                       "virtual_seconds": _SECONDS, "tokens": _COUNT},
-                     needs="at least one bound (executions, per_tool, turns, virtual_seconds, tokens)")
+                     needs="at least one bound (executions, per_tool, turns, virtual_seconds, tokens)",
+                     category="budgets", severity="critical")
 def bounded(executions: int | None = None, per_tool: Mapping[str, int] | None = None, turns: int | None = None,
             virtual_seconds: float | None = None, tokens: int | None = None) -> Invariant:
     return Bounded(executions, per_tool, turns, virtual_seconds, tokens)
 
 
-@INVARIANTS.register(MaxSideEffects, checks={"n": _COUNT, "tool": _TOOL})
+@INVARIANTS.register(MaxSideEffects, checks={"n": _COUNT, "tool": _TOOL}, category="side_effects", severity="critical")
 def max_side_effects(n: int, tool: str | None = None) -> Invariant:
     return MaxSideEffects(n, tool)
 
 
-@INVARIANTS.register(Idempotent)
+@INVARIANTS.register(Idempotent, category="side_effects", severity="critical")
 def idempotent() -> Invariant:
     return Idempotent()
 
 
-@INVARIANTS.register(TerminalState, checks={"states": _NAMES}, needs=f"at least one state ({', '.join(TERMINAL_STATES)})")
+@INVARIANTS.register(TerminalState, checks={"states": _NAMES}, needs=f"at least one state ({', '.join(TERMINAL_STATES)})",
+                     category="loops", severity="major")
 def terminal_state(*states: str) -> Invariant:
     return TerminalState(*states)
 
 
-@INVARIANTS.register(StopReport, checks={"fields": _NAMES})
+@INVARIANTS.register(StopReport, checks={"fields": _NAMES}, category="loops", severity="major")
 def stop_report(fields: Sequence[str] = _STOP_FIELDS) -> Invariant:
     return StopReport(fields)
 
 
-@INVARIANTS.register(NoExecutionAfterRefusal)
+@INVARIANTS.register(NoExecutionAfterRefusal, category="loops", severity="critical")
 def no_execution_after_refusal() -> Invariant:
     return NoExecutionAfterRefusal()
 
 
-@INVARIANTS.register(RetryAfterHonoured)
+@INVARIANTS.register(RetryAfterHonoured, category="error_classes", severity="major")
 def retry_after_honoured() -> Invariant:
     return RetryAfterHonoured()
 
 
-@INVARIANTS.register(NoUnchangedResend)
+@INVARIANTS.register(NoUnchangedResend, category="error_classes", severity="major")
 def no_unchanged_resend() -> Invariant:
     return NoUnchangedResend()
 
 
-@INVARIANTS.register(Completed, checks={"successes": _TOOL_COUNTS})
+@INVARIANTS.register(Completed, checks={"successes": _TOOL_COUNTS}, category="legit", severity="major")
 def completed(successes: Mapping[str, int] | None = None) -> Invariant:
     return Completed(successes)
 
 
-@INVARIANTS.register(Terminated)
+@INVARIANTS.register(Terminated, category="budgets", severity="critical")
 def terminated() -> Invariant:
     return Terminated()
 
 
 @INVARIANTS.register(WorldState, checks={"collection": _NAME, "where": _FIELDS, "count": _COUNT, "created": _COUNT,
-                                          "holds": _FIELDS})
+                                          "holds": _FIELDS}, category="loops", severity="major")
 def world_state(collection: str, where: Mapping[str, Any] | None = None, count: int | None = None,
                 created: int | None = None, holds: Mapping[str, Any] | None = None) -> Invariant:
     return WorldState(collection, where, count, created, holds)
 
 
-@INVARIANTS.register(FaultsFired)
+@INVARIANTS.register(FaultsFired, category="loops", severity="major")
 def faults_fired() -> Invariant:
     return FaultsFired()
 
 
 @INVARIANTS.register(Goal, checks={"successes": _TOOL_COUNTS, "effects": _TOOL_COUNTS},
-                     needs="at least one part (successes, effects)")
+                     needs="at least one part (successes, effects)", category="loops", severity="major")
 def goal(successes: Mapping[str, int] | None = None, effects: Mapping[str, int] | None = None) -> Invariant:
     return Goal(successes, effects)
 

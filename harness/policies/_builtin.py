@@ -13,9 +13,10 @@ paginate, obedient) are the legitimate repetition a guard must not kill.
 Each built-in policy is registered in ``POLICIES`` (``toolchaos.fake_tools.registry``)
 through its public constructor: its name, parameters (its class's and its bases'),
 help (the class docstring's first line) and plain-data spelling (``to_data``) are
-what the scenario loader, the JSON Schema, ``toolchaos list`` and the fuzzer read. A
-parameter typed ``Policy`` takes a policy (a file writes it as a nested policy); one
-typed ``Path`` names a file (relative to the scenario that names it).
+what the scenario loader, the JSON Schema, ``toolchaos list`` and the fuzzer read, and
+``fuzz=``: how the fuzzer draws it over a run's tools (``toolchaos.policies._fuzz``), or
+None: never drawn. A parameter typed ``Policy`` takes a policy (a file writes it as a
+nested policy); one typed ``Path`` names a file (relative to the scenario that names it).
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from toolchaos._internal.model import Decision, Feedback, ModelView
 from toolchaos.errors import LogFormatError, PolicyError
-from toolchaos.fake_tools.registry import Param, Registry, signature_params
+from toolchaos.fake_tools.registry import Declared, Kind, Param, Registry, signature_params
 from toolchaos.logs import FORMATS, conversation
+from toolchaos.policies import _fuzz
 
 
 @runtime_checkable
@@ -123,7 +125,18 @@ class _Base:
         return f"<policy {self.name}>"
 
 
-POLICIES: Registry[Policy] = Registry("policy", key="name")
+def _check_draws(kind: Kind[Any], draws: Any) -> None:
+    if draws is not None and not callable(draws):
+        raise ValueError("expected a function (kind name, tools) -> the specs drawn, or None")
+
+
+# The strategies draw the kinds with a ``fuzz=`` function in the order they are registered here,
+# simplest first (a failing case shrinks toward the earlier ones); the fuzzer numbers the specs
+# drawn by that order, so moving a drawn kind changes what a saved example or a seed replays.
+POLICIES: Registry[Policy] = Registry("policy", key="name", declares=(
+    Declared("fuzz", "how the fuzzer draws it: a function (kind name, tools) -> the policy specs drawn, "
+                     "simplest first (see toolchaos.policies._fuzz); or None: never drawn", _check_draws),
+))
 
 
 def _init_params(cls: type, hide: Sequence[str] = ()) -> tuple[Param, ...]:
@@ -570,52 +583,54 @@ _RECORDED_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-@POLICIES.register(Scripted, params=_init_params(Scripted))
+# Not drawn: a script is the test's own; paginate needs a tool that pages; the wrappers wrap drawn
+# policies (the strategies' ``ignores_refusals=``); a recording replays a file.
+@POLICIES.register(Scripted, params=_init_params(Scripted), fuzz=None)
 def scripted(steps: Sequence[Any], **kw: Any) -> Policy:
     return Scripted(steps, **kw)
 
 
-@POLICIES.register(Stubborn, params=_init_params(Stubborn))
+@POLICIES.register(Stubborn, params=_init_params(Stubborn), fuzz=_fuzz.repeating)
 def stubborn(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Stubborn(tool, args, **kw)
 
 
-@POLICIES.register(Alternate, params=_init_params(Alternate))
-def alternate(calls: Sequence[Any], **kw: Any) -> Policy:
-    return Alternate(calls, **kw)
-
-
-@POLICIES.register(Jitter, params=_init_params(Jitter))
+@POLICIES.register(Jitter, params=_init_params(Jitter), fuzz=_fuzz.repeating)
 def jitter(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Jitter(tool, args, **kw)
 
 
-@POLICIES.register(Paraphrase, params=_init_params(Paraphrase))
+@POLICIES.register(Alternate, params=_init_params(Alternate), fuzz=_fuzz.alternating)
+def alternate(calls: Sequence[Any], **kw: Any) -> Policy:
+    return Alternate(calls, **kw)
+
+
+@POLICIES.register(Paraphrase, params=_init_params(Paraphrase), fuzz=_fuzz.paraphrasing)
 def paraphrase(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Paraphrase(tool, args, **kw)
 
 
-@POLICIES.register(PollUntil, params=_init_params(PollUntil))
+@POLICIES.register(PollUntil, params=_init_params(PollUntil), fuzz=_fuzz.polling)
 def poll_until(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return PollUntil(tool, args, **kw)
 
 
-@POLICIES.register(Paginate, params=_init_params(Paginate))
+@POLICIES.register(Paginate, params=_init_params(Paginate), fuzz=None)
 def paginate(tool: str, args: Mapping[str, Any] | None = None, **kw: Any) -> Policy:
     return Paginate(tool, args, **kw)
 
 
-@POLICIES.register(Explore, params=_init_params(Explore))
+@POLICIES.register(Explore, params=_init_params(Explore), fuzz=_fuzz.exploring)
 def explore(tool: str, queries: Sequence[Mapping[str, Any]], **kw: Any) -> Policy:
     return Explore(tool, queries, **kw)
 
 
-@POLICIES.register(Obedient, params=_init_params(Obedient))
+@POLICIES.register(Obedient, params=_init_params(Obedient), fuzz=None)
 def obedient(inner: Policy, **kw: Any) -> Policy:
     return Obedient(inner, **kw)
 
 
-@POLICIES.register(IgnoresRefusals, params=_init_params(IgnoresRefusals))
+@POLICIES.register(IgnoresRefusals, params=_init_params(IgnoresRefusals), fuzz=None)
 def ignores_refusals(inner: Policy, **kw: Any) -> Policy:
     return IgnoresRefusals(inner, **kw)
 
@@ -623,7 +638,7 @@ def ignores_refusals(inner: Policy, **kw: Any) -> Policy:
 # `turns` takes Decision objects (the Python API's); a file names a log. A file must name it:
 # `required` is what the schema insists on (`recorded: PATH` or `recorded: {path: PATH, ...}`).
 @POLICIES.register(Recorded, params=_init_params(Recorded, hide=("turns",)), schemas=_RECORDED_SCHEMAS,
-                   required=("path",))
+                   required=("path",), fuzz=None)
 def recorded(path: str | Path, *, format: str = "auto", session: str | None = None, **kw: Any) -> Policy:
     return Recorded(path, format=format, session=session, **kw)
 

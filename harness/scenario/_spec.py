@@ -14,13 +14,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from toolchaos._agents import TASK_MODES
+from toolchaos._internal.types import CATEGORIES as CATEGORIES  # re-exported: toolchaos.scenario names them
+from toolchaos._internal.types import SEVERITIES as SEVERITIES
 from toolchaos.errors import ScenarioError, did_you_mean
 from toolchaos.scenario._context import Context
 from toolchaos.scenario._locate import dotted, locate
 from toolchaos.scenario._spans import NOWHERE, short
-
-CATEGORIES = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume", "custom")
-SEVERITIES = ("critical", "major", "minor")
 
 
 class _Model(BaseModel):
