@@ -135,7 +135,9 @@ class Effecting(Protocol):
     def honours_keys(self) -> bool: ...
 
 
-class _Key(NamedTuple):
+class StoredKey(NamedTuple):
+    """An idempotency key's stored call: what a later call with the same key is answered."""
+
     fp: str  # the fingerprint of the call that stored it: same key, other arguments -> reused
     data: Any  # the original result, answered again to every replay
     at: float  # world time it was stored, for expiry
@@ -197,7 +199,7 @@ class World:
 
     def __init__(self, collections: Mapping[str, Any] | None = None) -> None:
         self.collections: dict[str, Collection] = {}
-        self.keys: dict[tuple[str, str], _Key] = {}
+        self.keys: dict[tuple[str, str], StoredKey] = {}
         self.applications: dict[tuple[str, str], int] = {}  # records a creating call made: the next gets a fresh id
         self.offset = 0.0
         self._lock = threading.Lock()
@@ -247,7 +249,7 @@ class World:
                     return _reused(tool, str(key)), False
                 return _replay(outcome, known.data), True
             if outcome.cls is OutcomeClass.SUCCESS or tool.honoured_after_applied:
-                self.keys[(tool.name, str(key))] = _Key(fp, data, at)
+                self.keys[(tool.name, str(key))] = StoredKey(fp, data, at)
         if tool.writes is not None:
             self._write(tool, text, norm, data)
         return outcome, False

@@ -98,3 +98,90 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path, contract: str, c
     res = lint(lay_package(tmp_path, changes), contract)
     assert res.returncode == 1, res.stdout + res.stderr
     assert "1 broken" in res.stdout and named in res.stdout, res.stdout
+
+
+# --- the architecture's figures (.ci/figures, run by .ci/imports) ------------------------------------------
+
+FIGURES = REPO / ".ci" / "figures"
+
+
+def figures(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(FIGURES), str(root)], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_package_keeps_the_figures(tmp_path: Path) -> None:
+    res = figures(lay_package(tmp_path, {}))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "imports past another package's facade: 0" in res.stdout
+    assert "functions above cyclomatic complexity 20: 0" in res.stdout
+    late = int(res.stdout.split("function-level imports of own modules: ")[1].split()[0])
+    assert 0 < late <= 20
+
+
+def _appended(rel: str, text: str, line: int = 1) -> tuple[dict[str, str], str]:
+    """``rel`` with ``text`` appended, and where the ``line``-th line of ``text`` lands (file:line)."""
+    old = source(rel)
+    old += "" if old.endswith("\n") else "\n"
+    return {rel: old + text}, f"toolchaos/{rel}:{old.count(chr(10)) + line}"
+
+
+def _many_late_imports(n: int) -> str:
+    return "".join(f"def late_{i}() -> None:\n    from toolchaos import errors  # noqa: F401  only when called\n\n"
+                   for i in range(n))
+
+
+def _complex_function(branches: int) -> str:
+    body = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(branches))
+    return f"def tangled(x: int) -> int:\n{body}    return -1\n"
+
+
+FIGURE_BREAKS = {
+    "a function-level import without a reason": (
+        _appended("reports/_junit.py", "def _late() -> None:\n    from toolchaos.errors import ReportError\n", 2),
+        "function-level import without a reason", "toolchaos.errors"),
+    "a reason that is only a linter's directive": (
+        _appended("reports/_junit.py", "def _late() -> None:\n    from toolchaos import errors  # noqa: F401\n", 2),
+        "function-level import without a reason", "toolchaos.errors"),
+    "an import of another package's private module": (
+        _appended("reports/_junit.py", "from toolchaos.invariants._builtin import check_all\n"),
+        "import past a facade", "toolchaos.invariants._builtin, a private module of toolchaos.invariants"),
+    "a private module imported by name from its package": (
+        _appended("scenario/_goal.py", "from toolchaos.wire import _server\n"),
+        "import past a facade", "toolchaos.wire._server, a private module of toolchaos.wire"),
+    "a private module of an underscore package": (
+        _appended("kinds/sdk.py", "from toolchaos._agents._registry import of_type\n"),
+        "import past a facade", "toolchaos._agents._registry, a private module of toolchaos._agents"),
+    "a relative import past a facade, for annotations only": (
+        _appended("forensics/_scan.py", "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                        "    from ..logs._files import open_bytes\n", 4),
+        "import past a facade", "toolchaos.logs._files, a private module of toolchaos.logs"),
+    "a function above complexity 20": (
+        _appended("reports/_junit.py", _complex_function(20)),
+        "function too complex", "tangled has cyclomatic complexity 21"),
+}
+
+
+@pytest.mark.parametrize(("planted", "rule", "named"), FIGURE_BREAKS.values(), ids=FIGURE_BREAKS.keys())
+def test_a_planted_offence_breaks_the_figures(tmp_path: Path, planted: tuple[dict[str, str], str], rule: str,
+                                              named: str) -> None:
+    changes, where = planted
+    res = figures(lay_package(tmp_path, changes))
+    assert res.returncode == 1, res.stdout + res.stderr
+    offences = res.stdout.splitlines()
+    assert offences == [line for line in offences if line.startswith(where)] and len(offences) == 1, res.stdout
+    assert f"{where}: {rule}: " in offences[0] and named in offences[0], offences[0]
+
+
+def test_too_many_function_level_imports_break_the_figures(tmp_path: Path) -> None:
+    res = figures(lay_package(tmp_path, {"extra.py": _many_late_imports(21)}))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "too many function-level imports: " in res.stdout and "toolchaos/extra.py:2" in res.stdout, res.stdout
+    assert "function-level import without a reason" not in res.stdout  # each planted one says why
+
+
+def test_a_module_within_its_package_may_import_its_private_modules(tmp_path: Path) -> None:
+    changes, _ = _appended("invariants/__init__.py", "from toolchaos.invariants._builtin import check_all as _c\n")
+    changes.update(_appended("_agents/naive.py", "from toolchaos._agents._registry import of_type as _o\n")[0])
+    res = figures(lay_package(tmp_path, changes))
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolchaos._agents._kinds import KINDS, env_parameter, import_ref, invoke, recognise
+from toolchaos._agents._kinds import ENV_MARK, KINDS, env_parameter, import_ref, invoke, recognise
 from toolchaos._agents._presets import PRESETS, Endpoints, Launch, Preset, common_env, common_files
-from toolchaos._agents._process import PROCESS, TASK_MODES, ProcessAgent, is_process_ref
+from toolchaos._agents._process import CMD_PREFIX, PRESET_PREFIX, PROCESS, TASK_MODES, ProcessAgent, is_process_ref
 from toolchaos._agents._process import from_data as process_agent
 from toolchaos._agents._process import from_ref as process_ref
 from toolchaos._agents._production import production
@@ -21,6 +21,7 @@ from toolchaos._agents._registry import (
     binds,
     kinds,
     label,
+    of_type,
     own_form,
     register_kind,
     split,
@@ -98,8 +99,9 @@ def _elsewhere(ref: str, found: str, wanted: str) -> str:
             f"every kind (toolchaos certify --agent and pytest --chaos-agent do too)")
 
 
-__all__ = ["BUILTIN", "IN_PROCESS", "KINDS", "PRESETS", "PROCESS", "SDK", "TASK_MODES", "AgentKind", "AgentRefError",
-           "AgentUnderTest", "Capabilities", "Endpoints", "GuardConfig", "GuardedAgent", "Launch", "Preset",
-           "ProcessAgent", "accepted", "binds", "common_env", "common_files", "env_parameter", "guarded", "import_ref",
-           "invoke", "is_process_ref", "kinds", "kinds_of_type", "label", "load_target", "naive", "process_agent",
-           "process_ref", "recognise", "register_kind", "resolve", "resolve_agent", "split"]
+__all__ = ["BUILTIN", "CMD_PREFIX", "ENV_MARK", "IN_PROCESS", "KINDS", "PRESETS", "PRESET_PREFIX", "PROCESS", "SDK",
+           "TASK_MODES", "AgentKind", "AgentRefError", "AgentUnderTest", "Capabilities", "Endpoints", "GuardConfig",
+           "GuardedAgent", "Launch", "Preset", "ProcessAgent", "accepted", "binds", "common_env", "common_files",
+           "env_parameter", "guarded", "import_ref", "invoke", "is_process_ref", "kinds", "kinds_of_type", "label",
+           "load_target", "naive", "of_type", "process_agent", "process_ref", "recognise", "register_kind",
+           "resolve", "resolve_agent", "split"]

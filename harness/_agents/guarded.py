@@ -56,7 +56,7 @@ from typing import Any
 from toolchaos._internal.model import TokenMeter, is_empty, tool_message
 from toolchaos._internal.types import AgentResult
 from toolchaos.fake_tools import ToolError, canonical, digest
-from toolchaos.fake_tools._seeded import deferred
+from toolchaos.fake_tools.internals import deferred
 from toolchaos.fake_tools.retry import wait
 
 _RETRYABLE_CODES = {"timeout", "unavailable", "rate_limited", "connection_reset", "internal_error"}

@@ -47,7 +47,8 @@ from toolchaos._internal import children
 from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event
 from toolchaos.fake_tools import EffectLedger, World
-from toolchaos.fake_tools._catalogue import warm as _warm_catalogue
+from toolchaos.fake_tools.internals import Collection, StoredKey
+from toolchaos.fake_tools.internals import warm as _warm_catalogue
 
 KILL_GRACE = 0.5  # real seconds past the run's limit (without progress) before the parent kills the child
 HARD_FACTOR = 10  # a child still going after this many times its limit is killed, progress or not
@@ -215,14 +216,12 @@ def _payload(res: RunResult, interrupted: BaseException | None, store: object) -
 
 def restore_world(world: World, data: dict[str, Any]) -> None:
     """Put the child's world into the parent's ``World`` (the same object a restarted run gets)."""
-    from toolchaos.fake_tools._world import Collection, _Key  # the world's own parts, rebuilt in place
-
     world.collections = {}
     for name, (initial, log, numbered) in data["collections"].items():
         c = Collection(initial)
         c.log, c.numbered = list(log), numbered
         world.collections[name] = c
-    world.keys = {k: _Key(*v) for k, v in data["keys"].items()}
+    world.keys = {k: StoredKey(*v) for k, v in data["keys"].items()}
     world.applications = dict(data["applications"])
     world.offset = data["offset"]
 

@@ -9,8 +9,7 @@ from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import report_value
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
-from toolchaos.invariants._builtin import check_all, raise_for, with_terminated
-from toolchaos.invariants._coverage import coverage_text, fault_coverage
+from toolchaos.invariants import check_all, coverage_text, fault_coverage, raise_for, with_terminated
 
 
 @dataclass

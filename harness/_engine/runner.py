@@ -42,7 +42,7 @@ from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import REPORT_FIELDS, AgentResult, report_value
 from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, UserError, WatchdogExpired
 from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
-from toolchaos.policies._builtin import as_policy
+from toolchaos.policies import as_policy
 
 _T = TypeVar("_T")
 

@@ -19,8 +19,8 @@ from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Handled, TokenMeter, Usage
 from toolchaos.errors import HarnessStop
 from toolchaos.fake_tools import ToolSet
-from toolchaos.fake_tools._seeded import deferred
-from toolchaos.policies._builtin import Policy
+from toolchaos.fake_tools.internals import deferred
+from toolchaos.policies import Policy
 
 
 class RunState:

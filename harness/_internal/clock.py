@@ -67,6 +67,7 @@ from typing import Any, TypeVar
 
 import freezegun
 import freezegun.api as _fz
+from toolchaos._internal.pydantic_time import patch_pydantic
 
 EPOCH = _dt.datetime(2026, 1, 1, 0, 0, 0)  # every run's virtual time starts here (naive UTC)
 _real_sleep = time.sleep
@@ -233,8 +234,6 @@ def real_datetime() -> Iterator[None]:
     is a metaclass conflict with freezegun's ``FakeDate``). Imported in this block, it binds the
     real classes (fake instances still pass its checks: they subclass the real ones).
     """
-    from toolchaos._internal.pydantic_time import patch_pydantic
-
     patch_pydantic()  # an import may build pydantic models against the real classes
     saved = (_dt.datetime, _dt.date)
     faked = saved[0] is not _fz.real_datetime

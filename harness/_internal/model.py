@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-from toolchaos.fake_tools._frozen import quick_init
+from toolchaos.fake_tools.internals import quick_init
 
 
 @quick_init

@@ -15,15 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolchaos import invariants as _invariants
 from toolchaos._engine import RunResult, session_real_seconds
 from toolchaos._internal.trace import Trace
 from toolchaos.certification._grade import grade_run
 from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.errors import trace_file_line
 from toolchaos.fake_tools import EffectLedger
-from toolchaos.invariants import _builtin as _invariants
-from toolchaos.invariants._builtin import Violation
-from toolchaos.invariants._coverage import coverage_text, fault_coverage
+from toolchaos.invariants import Violation, coverage_text, fault_coverage
 from toolchaos.scenario import Expectation, Scenario
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolchaos._engine import RunResult
 from toolchaos.certification._grade import Grade
-from toolchaos.invariants._builtin import Violation
+from toolchaos.invariants import Violation
 
 
 @dataclass

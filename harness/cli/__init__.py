@@ -2,9 +2,10 @@
 
 ``COMMANDS`` is the table of sub-commands: each lives in its own module
 ``toolchaos.cli._<name>`` exposing ``HELP`` (one line), ``EXAMPLES`` (text),
-``add_arguments(parser)`` and ``run(args) -> int`` (the ``Command`` protocol). A command
-module imports what only running it needs (the scenario loader's YAML and pydantic,
-hypothesis) inside its functions, so ``toolchaos --help`` does not pay for them.
+``add_arguments(parser)`` and ``run(args) -> int`` (the ``Command`` protocol). What only
+running a command needs is loaded when it runs, so ``toolchaos --help`` does not pay for it:
+the scenario loader's YAML and pydantic through ``toolchaos.cli._lazy``, the fuzzer's
+hypothesis (``replay --scenario``) and the serve extra by the one command that uses them.
 
 Errors are one clear line on stderr and a non-zero exit, never a traceback: every
 ``toolchaos.errors.UserError`` (bad agent reference, scenario, tool definition, policy,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from toolchaos._engine import default_for_certification
 from toolchaos._internal.version import VERSION
+from toolchaos.cli import _lazy
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
     add_isolation_argument,
@@ -74,12 +75,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolchaos.certification import ablation_matrix, suite  # YAML and pydantic: not for --help
-
-    scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else suite()
+    scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _lazy.suite()
     scenarios = select(scenarios, args.keyword)
     if args.matrix:
-        return _matrix(ablation_matrix(scenarios), args.output)
+        return _matrix(_lazy.ablation_matrix(scenarios), args.output)
     if args.output:
         raise CommandError("--output goes with --matrix")
     agent = resolve_agent_ref(args.agent)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from toolchaos.reports import diff_lines, diff_reports, load_report
+from toolchaos.reports import baseline_section, diff_lines, diff_reports, load_report
 
 HELP = "compare two certification reports: regressions, fixes, changed figures per scenario"
 EXAMPLES = """\
@@ -36,8 +36,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(d, indent=2, ensure_ascii=False))
     elif args.markdown:
-        from toolchaos.reports._markdown import baseline_section
-
         print("\n".join(baseline_section(d)))
     else:
         print("\n".join(diff_lines(d)))

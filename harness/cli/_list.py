@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolchaos._agents import BUILTIN as AGENTS
+from toolchaos.cli import _lazy
 from toolchaos.errors import CommandError, did_you_mean
 from toolchaos.fake_tools import catalogue
 from toolchaos.fake_tools.faults import FAULTS
@@ -73,12 +74,10 @@ def _first_line(text: Any) -> str:
 
 def _scenarios() -> list[Row]:
     """The bundled suites, as the certification runner loads them."""
-    from toolchaos.certification import suite  # YAML and pydantic: only for this section, not for --help
-
     rows: list[Row] = []
     for name in ("certification", "examples"):
         try:
-            found = suite(name)
+            found = _lazy.suite(name)  # YAML and pydantic: only for this section, not for --help
         except FileNotFoundError:  # a suite folder that is not there
             continue
         for sc in found:

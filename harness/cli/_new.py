@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolchaos.cli import _new_python
+from toolchaos.cli import _lazy, _new_python
 from toolchaos.errors import CommandError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool, catalogue
 from toolchaos.fake_tools.faults import FAULTS
@@ -251,9 +251,7 @@ def scaffold(tool_name: str, fault: str, *, scenario_id: str | None = None, seve
     args = _sample_args(tool)
     task = SAMPLE_TASKS.get(tool_name, f"Use {tool_name} to finish the task.")
     if schema_url == "":
-        from toolchaos.scenario import SCHEMA_URL  # YAML and pydantic: only when scaffolding, not for --help
-
-        schema_url = SCHEMA_URL
+        schema_url = _lazy.SCHEMA_URL
     lines = [SCHEMA_LINE.format(url=schema_url)] if schema_url else []
     lines += [
         f"# Scaffolded by `toolchaos new {tool_name} {fault}`: edit freely; `toolchaos list` shows every fault,",
@@ -396,10 +394,8 @@ def _with_form(faults: Any, form: str) -> Any:
 
 def validate(text: str, path: Path) -> None:
     """Load the scaffold the way a test run will."""
-    from toolchaos.scenario import load_text  # YAML and pydantic: only when scaffolding, not for --help
-
     try:
-        load_text(text, path)
+        _lazy.load_text(text, path)
     except ScenarioError as exc:
         raise CommandError(f"the scaffold does not load (please report this): {exc}", code=3) from None
 

@@ -21,7 +21,7 @@ from toolchaos.cli._run import (
 from toolchaos.errors import CommandError, LogFormatError, render_violations
 from toolchaos.invariants import Invariant
 from toolchaos.logs import FORMATS, Conversation, conversation, read_records, replay_tools
-from toolchaos.policies._builtin import Recorded
+from toolchaos.policies import Recorded
 
 HELP = "replay the model's recorded decisions (a trace or an agent log) against an agent, within a bound"
 EXAMPLES = """\
@@ -153,10 +153,8 @@ def _text_of(content: Any) -> str | None:
 
 def _scenario_yaml(path: Path, conv: Conversation, tools: list[Any], task: str, expect: list[Any],
                    args: argparse.Namespace) -> str:
-    # Deferred to --scenario: the fuzzer and the strategies load hypothesis.
     import yaml
-    from toolchaos.fuzzing._core import invariant_data, policy_data
-    from toolchaos.strategies import tool_data
+    from toolchaos.fuzzing import invariant_data, policy_data, tool_data  # hypothesis: only for --scenario
 
     # The decisions written out, whatever the log's format: a path to the log would resolve against
     # wherever the scenario is saved (`> scenarios/x.chaos.yaml` breaks a relative one), and the

@@ -21,6 +21,7 @@ from toolchaos._internal.limits import (
     check_real_seconds,
 )
 from toolchaos.adapters import agent_under_test
+from toolchaos.cli import _lazy
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError, UserError, printable
 from toolchaos.reports import add_report_arguments, could_not_call, finish_command, verdict_status
 
@@ -147,19 +148,17 @@ def _resolve_own(agent: Any) -> Any:
 
 
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
-    from toolchaos.scenario import find_files, load_file  # YAML and pydantic: not for --help
-
     scenarios: list[Any] = []
     for raw in paths:
         p = Path(raw)
         if not p.exists():
             raise CommandError(f"no such file or directory: {raw}")
-        files = find_files(p, pattern)
+        files = _lazy.find_files(p, pattern)
         if not files:
             raise CommandError(f"no scenario files ({pattern}) under {raw}")
         for f in files:
             try:
-                scenarios.extend(load_file(f, allow_imports=allow_imports))
+                scenarios.extend(_lazy.load_file(f, allow_imports=allow_imports))
             except ScenarioError as exc:
                 raise CommandError(f"invalid scenario\n{exc}") from None
     return scenarios
@@ -206,19 +205,17 @@ def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
 
 def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
     """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure)."""
-    from toolchaos.certification import render_failure, run_scenario  # YAML and pydantic: not for --help
-
     verdicts = []
     for sc in scenarios:
         own = agent if agent is not None or sc.agent is None else _resolve_own(sc.agent)
-        verdict = run_scenario(sc, own, seed=seed, artifacts=args.artifacts)
+        verdict = _lazy.run_scenario(sc, own, seed=seed, artifacts=args.artifacts)
         verdicts.append(verdict)
         if args.json:
             print(as_json(verdict))
         else:
             print(printable(line(verdict)))  # agent-supplied text: no escape sequences reach the terminal
             if args.verbose and not verdict.passed:
-                print("\n" + printable(render_failure(verdict)) + "\n")
+                print("\n" + printable(_lazy.render_failure(verdict)) + "\n")
     return verdicts
 
 

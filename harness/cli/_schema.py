@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from toolchaos.cli import _lazy
 from toolchaos.errors import CommandError
 
 HELP = "print the JSON Schema of scenario files (for editor completion and validation)"
@@ -29,9 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def render() -> str:
-    from toolchaos.scenario import json_schema  # pydantic and PyYAML: not for `toolchaos --help`
-
-    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+    return json.dumps(_lazy.json_schema(), indent=2, sort_keys=True) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,8 +19,7 @@ from toolchaos.errors import LogFormatError
 from toolchaos.forensics._report import SessionReport
 from toolchaos.forensics._session import Session
 from toolchaos.forensics._verdict import Thresholds
-from toolchaos.logs import RecordedCall, load
-from toolchaos.logs._files import open_bytes
+from toolchaos.logs import RecordedCall, load, open_bytes
 
 # The bytes the fast path finds, from the key order the engine writes (events.KEYS): every event
 # opens with its run id and its seq, the kind is followed by the time, and a tool event's outcome

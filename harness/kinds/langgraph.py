@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolchaos._agents import AgentKind, Capabilities, register_kind
-from toolchaos._agents._registry import of_type
+from toolchaos._agents import AgentKind, Capabilities, of_type, register_kind
 from toolchaos._engine import RunResult, RunSpec
+from toolchaos.kinds._wire import run_over_wire
 
 
 def recognise(obj: Any) -> bool:
@@ -20,11 +20,13 @@ def recognise(obj: Any) -> bool:
 
 
 def runner(agent: Any, label: str) -> Callable[[RunSpec], RunResult]:
-    def run(spec: RunSpec) -> RunResult:
-        from toolchaos import wire
-        from toolchaos.adapters import langgraph  # the framework's SDK: imported for its agents only
+    def adapted() -> Any:
+        from toolchaos.adapters import langgraph  # the framework's SDK: imported for its agents only, after the wire
 
-        return wire.run(langgraph.agent(graph=agent), spec)
+        return langgraph.agent(graph=agent)
+
+    def run(spec: RunSpec) -> RunResult:
+        return run_over_wire(spec, adapted)
 
     return run
 

@@ -11,8 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolchaos._agents import PROCESS, AgentKind, Capabilities, ProcessAgent, process_ref, register_kind
-from toolchaos._agents._process import CMD_PREFIX, PRESET_PREFIX
+from toolchaos._agents import (
+    CMD_PREFIX,
+    PRESET_PREFIX,
+    PROCESS,
+    AgentKind,
+    Capabilities,
+    ProcessAgent,
+    process_ref,
+    register_kind,
+)
 from toolchaos._engine import RunResult, RunSpec
 
 

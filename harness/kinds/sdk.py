@@ -12,6 +12,7 @@ from typing import Any
 
 from toolchaos._agents import SDK, AgentKind, Capabilities, binds, env_parameter, register_kind
 from toolchaos._engine import RunResult, RunSpec
+from toolchaos.kinds._wire import run_over_wire
 
 
 def recognise(obj: Any) -> bool:
@@ -22,9 +23,7 @@ def recognise(obj: Any) -> bool:
 
 def runner(agent: Any, label: str) -> Callable[[RunSpec], RunResult]:
     def run(spec: RunSpec) -> RunResult:
-        from toolchaos import wire  # respx and the SDK shims: only for an agent that talks HTTP
-
-        return wire.run(agent, spec)
+        return run_over_wire(spec, lambda: agent)
 
     return run
 

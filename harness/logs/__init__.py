@@ -34,6 +34,11 @@ from toolchaos.logs._load import conversation, load, parse, select
 from toolchaos.logs._registry import FORMATS, REGISTRY, detect
 from toolchaos.logs._replay import replay_tools
 
+# isort: split
+# What other packages of toolchaos (forensics) need beyond the public names: importable from this facade, not
+# part of the API (not in __all__).
+from toolchaos.logs._files import open_bytes as open_bytes
+
 __all__ = [
     "FORMATS", "REGISTRY", "Conversation", "LogFormat", "LogFormatError", "RecordedCall", "RecordedTurn",
     "conversation", "detect", "fault_of", "load", "open_text", "parse", "read_records", "replay_tools", "select",

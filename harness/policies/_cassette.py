@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal.model import Decision, ModelView
 from toolchaos.errors import CassetteDiverged, CassetteError, PolicyError
+from toolchaos.policies._builtin import Recorded
 
 FORMAT, VERSION = "toolchaos.cassette", 1
 REDACTED = "<redacted>"
@@ -213,8 +214,6 @@ class Cassette:
     # replaying
 
     def _check(self, view: ModelView) -> Decision:
-        from toolchaos.policies._builtin import Recorded  # the recorded policy answers, as for any log
-
         if view.step == 1 or self._replay is None:
             self._replay = Recorded(self.path, turns=[_as_decision(t["answer"]) for t in self.turns])
         n = self.asked = view.step

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
 from toolchaos.pytest_plugin import _items as _yaml_items
-from toolchaos.pytest_plugin import _options
+from toolchaos.pytest_plugin import _lazy, _options
 from toolchaos.pytest_plugin._options import OptionGroup
 from toolchaos.pytest_plugin._settings import (
     ISOLATION_CHOICES,
@@ -43,6 +43,7 @@ from toolchaos.pytest_plugin._settings import (
     PASS_ENV_OPTION,
     REAL_SECONDS_INI,
     REAL_SECONDS_OPTION,
+    add_report_options,
     check_isolation,
     isolation_mode,
     read_settings,
@@ -122,8 +123,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """Register the options now that every installed plugin has registered its own (see ``_options``)."""
-    from toolchaos.pytest_plugin._report import add_report_options
-
     names = _options.register(early_config, parser, [add_options, add_report_options])
     _yaml_items.name_suite_items(early_config, args, names.flag())
 
@@ -144,20 +143,16 @@ def pytest_configure(config: pytest.Config) -> None:
         check_isolation(config)  # a bad value is one usage error here, not one per worker
         return  # the controller runs no test: its workers set their own defaults
     if limit is not None or settings.enabled or settings.pass_env:
-        from toolchaos._engine import session_defaults  # the engine: only in a session that runs chaos
-
         # The session's defaults for every run that leaves them unset (RunSpec): runs reach the
         # engine by paths that never see this config (the chaos fixture, scenario items,
         # toolchaos.wire.run, toolchaos.run called from a test). The cleanup puts the previous
         # defaults back, so an in-process inner session does not leak.
-        config.add_cleanup(session_defaults(isolation=isolation_mode(config) if settings.enabled else None,
-                                            real_seconds=None if limit is None else limit[0],
-                                            source="" if limit is None else limit[1],
-                                            pass_env=settings.pass_env or None))
+        config.add_cleanup(_lazy.session_defaults(isolation=isolation_mode(config) if settings.enabled else None,
+                                                  real_seconds=None if limit is None else limit[0],
+                                                  source="" if limit is None else limit[1],
+                                                  pass_env=settings.pass_env or None))
     if settings.enabled:
-        from toolchaos._internal import clock  # freezegun: only in a session that runs chaos tests
-
-        clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
+        _lazy.clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
 
 
 def _xdist_controller(config: pytest.Config) -> bool:
@@ -238,15 +233,12 @@ def toolchaos_fixture(request: pytest.FixtureRequest) -> Chaos:
 
 
 def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
-    from toolchaos._engine import safe_name
-    from toolchaos.pytest_plugin._chaos import PytestChaos
-
     settings = request.config.stash[settings_key]
     if not settings.enabled:
         pytest.skip(_skip_reason(request.config))
     marker = chaos_marker(request.node)
     kwargs: dict[str, Any] = {"agent": settings.agent, "seed": settings.seed, "artifacts": settings.artifacts,
-                              "name": safe_name(request.node.nodeid), "record": settings.record,
+                              "name": _lazy.safe_name(request.node.nodeid), "record": settings.record,
                               "cassettes": request.node.path.parent / "cassettes"}
     if marker is not None:
         if marker.args:
@@ -257,7 +249,7 @@ def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
         kwargs["agent"] = settings.cli_agent
     try:
         kwargs["agent"] = _any_kind(kwargs["agent"], request.config)
-        return PytestChaos(**kwargs)
+        return _lazy.PytestChaos(**kwargs)
     except (TypeError, ValueError) as exc:
         raise pytest.UsageError(f"{request.node.nodeid}: bad @pytest.mark.chaos arguments: {exc}") from None
 
@@ -268,14 +260,11 @@ def _any_kind(agent: Any, config: pytest.Config) -> Any:
     A reference is resolved once a session, as for scenario items: resolving imports it and reads
     its signature to recognise the kind (~0.2 ms), which every test that takes the fixture paid.
     """
-    from toolchaos._agents import IN_PROCESS
-    from toolchaos.adapters import agent_under_test
-
     if isinstance(agent, str):
         known = config.stash.setdefault(_yaml_items.agents_key, {})
         resolved = known.get(agent)
         if resolved is None:
-            resolved = known[agent] = agent_under_test(agent)
+            resolved = known[agent] = _lazy.agent_under_test(agent)
     else:
-        resolved = agent_under_test(agent)
-    return agent if resolved.kind == IN_PROCESS else resolved
+        resolved = _lazy.agent_under_test(agent)
+    return agent if resolved.kind == _lazy.IN_PROCESS else resolved

@@ -24,7 +24,7 @@ class PytestChaos(Chaos):
     def wire(self, *, tools: Iterable[FakeTool], policy: Any, seed: int | None = None,
              **options: Any) -> Iterator[Env]:
         """``toolchaos.wire.session`` with this test's defaults; the block is the agent (see there)."""
-        from toolchaos.wire import session
+        from toolchaos.wire import session  # respx and the SDK shims: only when a test uses chaos.wire
 
         n = len(self.results) + 1
         options.setdefault("name", self.name if n == 1 else f"{self.name}-{n}")

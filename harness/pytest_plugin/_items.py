@@ -37,13 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from toolchaos.errors import AgentRefError, FuzzFailed, ScenarioError, ScenarioFailed, printable
+from toolchaos.pytest_plugin import _lazy
 from toolchaos.pytest_plugin._options import naming, option
 from toolchaos.pytest_plugin._settings import settings_key
 
-if TYPE_CHECKING:  # loaded on first use: plain `pytest` runs never pay for YAML and pydantic (nor the engine)
+if TYPE_CHECKING:  # read through _lazy, on first use: plain `pytest` runs never pay for YAML and pydantic (nor the engine)
     from toolchaos._engine import AgentUnderTest
     from toolchaos.certification import Verdict
-    from toolchaos.fuzzing._core import FuzzReport
+    from toolchaos.fuzzing import FuzzReport
     from toolchaos.scenario import Scenario
 
 SCENARIO_PATTERN = "*.chaos.yaml"
@@ -134,10 +135,8 @@ def add_certification_suite(session: pytest.Session, config: pytest.Config, item
     """Append the bundled certification suite's items (``--chaos-certify``), unless the command line named some."""
     if not config.stash[settings_key].certify or config.stash.get(named_suite_key, False):
         return
-    from toolchaos.certification import suite_files  # YAML and pydantic: only under --chaos-certify
-
     seen = {Path(str(getattr(i, "path", ""))).resolve() for i in items if isinstance(i, ScenarioItem)}
-    for f in suite_files("certification"):
+    for f in _lazy.suite_files("certification"):  # YAML and pydantic: only under --chaos-certify
         path = Path(str(f))
         if path.resolve() in seen:
             continue  # already collected from the command line's paths
@@ -152,10 +151,8 @@ class ScenarioFile(pytest.File):
     certification = False
 
     def collect(self) -> Iterator[ScenarioItem]:
-        from toolchaos.scenario import load_file  # YAML and pydantic: only once a scenario file is collected
-
         allow = False if self.certification else bool(self.config.getini(IMPORTS_INI))
-        for sc in load_file(_relative(self.path), allow_imports=allow):
+        for sc in _lazy.load_file(_relative(self.path), allow_imports=allow):
             yield ScenarioItem.from_parent(self, name=sc.name, scenario=sc)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -184,30 +181,22 @@ class ScenarioItem(pytest.Item):
         self.add_marker(self.config.stash[settings_key].marker)  # `-m chaos` selects scenarios too
 
     def _agent(self) -> AgentUnderTest:
-        from toolchaos.adapters import agent_under_test
-
         settings = self.config.stash[settings_key]  # one precedence rule (see toolchaos.pytest_plugin._settings)
         ref = settings.cli_agent or self.scenario.agent or self.config.getini("chaos_agent") or "builtin:guarded"
         if not isinstance(ref, str):  # a scenario's process agent: its cwd and env are its own, nothing to share
-            return agent_under_test(ref)
+            return _lazy.agent_under_test(ref)
         known = self.config.stash.setdefault(agents_key, {})
         agent = known.get(ref)
         if agent is None:  # resolving imports and recognises the kind (~0.2 ms): once per reference a session
-            agent = known[ref] = agent_under_test(ref)  # any kind: in-process, SDK, a framework's agent, a process
+            agent = known[ref] = _lazy.agent_under_test(ref)  # any kind: in-process, SDK, a framework's agent, a process
         return agent
 
     def runtest(self) -> None:
-        from toolchaos.certification import run_scenario  # YAML and pydantic: only when a scenario runs
-
         settings = self.config.stash[settings_key]
         agent = self._agent()
-        verdict = run_scenario(self.scenario, agent, seed=settings.cli_seed, artifacts=settings.artifacts)
+        verdict = _lazy.run_scenario(self.scenario, agent, seed=settings.cli_seed, artifacts=settings.artifacts)
         self.verdict = verdict
-        self.config.stash.setdefault(verdicts_key, []).append(verdict)
-        # not at import time: pytest imports its plugin modules itself (pytest_plugins), and warns if one is loaded first
-        from toolchaos.pytest_plugin._report import record_verdict
-
-        record_verdict(self, verdict)
+        self.config.stash.setdefault(verdicts_key, []).append(verdict)  # the reports take it from self.verdict
         if not verdict.passed:
             if verdict.result.trace.path is None:
                 _keep_trace(self.config, verdict)
@@ -217,7 +206,7 @@ class ScenarioItem(pytest.Item):
         if self.scenario.fuzz is not None or examples:
             # The fixed schedule held; now vary it. Each shrunk case is saved as a regression
             # scenario, and the failure (FuzzFailed) is rendered by repr_failure.
-            from toolchaos.fuzzing._core import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
+            from toolchaos.fuzzing import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
 
             report = fuzz_scenario(self.scenario, self.scenario.fuzz, agent=agent, examples=examples)
             if not report.ok:
@@ -226,9 +215,7 @@ class ScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
-            from toolchaos.certification import render_failure  # loaded already: runtest() ran the scenario
-
-            return self._rendered(render_failure(excinfo.value.verdict))
+            return self._rendered(_lazy.render_failure(excinfo.value.verdict))
         if isinstance(excinfo.value, AgentRefError):  # the agent reference: its message, not a traceback
             return f"chaos scenario {self.scenario.name}: {excinfo.value}"
         if isinstance(excinfo.value, FuzzFailed):
@@ -246,7 +233,7 @@ class ScenarioItem(pytest.Item):
     def _fuzz_failure(self, report: FuzzReport) -> str:
         """The invariant, shrunk schedule, saved scenario and command of each failure, in at most
         ``BRIEF_LINES`` lines; everything (the runs, fault coverage, the YAML) with ``-v`` or ``--tb=long``."""
-        from toolchaos.fuzzing._core import BRIEF_LINES
+        from toolchaos.fuzzing import BRIEF_LINES  # hypothesis: loaded already, runtest() fuzzed the scenario
 
         saved = {name: _relative(path) for name, path in self.fuzz_saved.items()}
         again = {name: self._reproduce(path, report.target.agent_ref) for name, path in self.fuzz_saved.items()}
@@ -257,9 +244,7 @@ class ScenarioItem(pytest.Item):
 
     def _reproduce(self, saved: Path, agent: str) -> str:
         """``toolchaos run`` on the saved scenario, with this session's agent and real-time limit."""
-        from toolchaos._engine import session_real_seconds
-
-        limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
+        limit = _lazy.session_real_seconds()  # a watchdog failure must reproduce under the same limit
         extra = f" --real-seconds {limit:g}" if limit is not None else ""
         if bool(self.config.getini(IMPORTS_INI)):  # the scenario may name Python code (an invariant, a policy)
             extra += " --allow-imports"
@@ -303,12 +288,10 @@ class _Rendered:
 
 def _xfail_below_required(config: pytest.Config, verdict: Verdict) -> None:
     """Under ``--chaos-require=LEVEL`` a failure below the level is an xfail: pytest's tally matches the exit status."""
-    from toolchaos.reports._levels import required_severities
-
     level = option(config, "require")
     if level is None:
         return
-    needed = required_severities(str(level))
+    needed = _lazy.required_severities(str(level))
     severity = str(verdict.failure_severity or verdict.severity)
     if needed is not None and severity not in needed:
         pytest.xfail(f"{severity} scenario failed, below the required level {level} "
@@ -325,8 +308,6 @@ def _save_regressions(config: pytest.Config, report: FuzzReport,
     ``toolchaos run`` both take it as it is. A folder that cannot be written leaves the failure
     without a path: ``-v`` still prints the YAML.
     """
-    from toolchaos._internal.files import open_new
-
     folder = _regression_folder(config)
     if folder is None:
         return {}
@@ -337,7 +318,7 @@ def _save_regressions(config: pytest.Config, report: FuzzReport,
         path = folder / f"{failure.id}{suffix}"
         try:
             failure.result.trace.write(folder / f"{failure.id}.trace.jsonl")  # the full detail names it
-            with open_new(path) as fh:
+            with _lazy.open_new(path) as fh:
                 fh.write(failure.scenario_yaml(reproduce(path, report.target.agent_ref)).encode())
         except OSError:  # pragma: no cover - a read-only folder: the failure says it was not saved
             continue
@@ -360,13 +341,11 @@ def _regression_folder(config: pytest.Config) -> Path | None:
 
 def _keep_trace(config: pytest.Config, verdict: Verdict) -> None:
     """A failing scenario's trace goes under pytest's cache when no artifacts directory was given."""
-    from toolchaos._engine import safe_name
-
     cache = getattr(config, "cache", None)
     if cache is None:
         return
     try:
         folder = Path(cache.mkdir("toolchaos-traces"))
-        verdict.result.trace.write(folder / f"{safe_name(verdict.id)}.trace.jsonl")
+        verdict.result.trace.write(folder / f"{_lazy.safe_name(verdict.id)}.trace.jsonl")
     except OSError:  # pragma: no cover - a read-only cache: the report says the trace was not written
         return

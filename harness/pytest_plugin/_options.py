@@ -1,7 +1,7 @@
 """The plugin's command-line options, registered here and nowhere else, and read back with ``option()``.
 
 Every option is declared by its ``--chaos...`` name (``add_options``; the report options come
-from ``toolchaos.pytest_plugin._report.add_report_options``, through the same group). They are
+from ``toolchaos.pytest_plugin._settings.add_report_options``, through the same group). They are
 registered once every installed plugin has registered its own (``pytest_load_initial_conftests``,
 before pytest parses the command line), so toolchaos can see whether another plugin already owns
 ``--chaos`` (agentic-chaos does) instead of breaking pytest's start-up for everyone:

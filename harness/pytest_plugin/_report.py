@@ -1,10 +1,11 @@
 """The pytest side of certification reports: ``--chaos-report=DIR`` and ``--chaos-require=LEVEL``.
 
 A pytest plugin module of its own, registered by ``toolchaos.pytest_plugin`` (its
-``pytest_plugins``), so the main plugin stays a thin adapter. The scenario item hands
-its verdict over with ``record_verdict(item, verdict)``; the entry travels on the test
-report (plain JSON data, so it crosses pytest-xdist workers), the controller collects
-them and writes the reports at the end of the session.
+``pytest_plugins``), so the main plugin stays a thin adapter. A scenario item's verdict
+(``ScenarioItem.verdict``), or one handed over with ``record_verdict(item, verdict)``,
+becomes the item's entry; the entry travels on the test report (plain JSON data, so it
+crosses pytest-xdist workers), the controller collects them and writes the reports at the
+end of the session.
 
 ``--chaos-require=LEVEL`` makes the certification level decide the exit status: a
 session whose only failures are chaos scenarios passes when the level is reached, and
@@ -23,17 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from toolchaos.errors import ReportError
-from toolchaos.pytest_plugin._options import OptionGroup, naming, option
+from toolchaos.pytest_plugin import _lazy
+from toolchaos.pytest_plugin._items import ScenarioItem
+from toolchaos.pytest_plugin._options import naming, option
 from toolchaos.pytest_plugin._settings import read_report_settings, settings_key
 
-if TYPE_CHECKING:  # a plain pytest run never loads the reports, nor the certification runner (YAML, pydantic)
+if TYPE_CHECKING:  # read through _lazy: a plain pytest run loads neither the reports nor the certification runner
     from toolchaos._internal.events import Event
-    from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.certification import ScenarioVerdict
     from toolchaos.reports import RunMeta
-
-# For --help without importing the reports (tests/pytest_plugin checks it against toolchaos.reports.LEVELS).
-LEVELS_HELP = ("critical: every critical scenario passes; major: every critical and major scenario passes; "
-               "all: every scenario passes")
 
 REPORT_ATTR = "toolchaos_scenario"  # the attribute a scenario's call report carries
 
@@ -61,27 +60,6 @@ collector_key = pytest.StashKey[_Collector]()
 _entry_key = pytest.StashKey[list[Any]]()
 
 
-def add_report_options(group: OptionGroup) -> None:
-    """The report options, by their ``--chaos`` names (registered with the others by ``_options.register``)."""
-    group.addoption("--chaos-report", default=None, metavar="DIR",
-                    help="write the certification report (report.json, report.md, report.html, junit.xml, traces) "
-                         "to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
-    group.addoption("--chaos-require", default=None, metavar="LEVEL",
-                    help=f"the certification level the exit status requires: {LEVELS_HELP} "
-                         "(failures below it are reported as xfail and do not fail the run; not reaching it does)")
-    group.addoption("--chaos-baseline", default=None, metavar="OLD",
-                    help="compare with an earlier report (a report.json or its directory): regressions, fixes and "
-                         "changed figures in the terminal summary and first in the report")
-    group.addoption("--agent-version", default=None, metavar="VERSION",
-                    help="the agent's version, shown in the report beside the harness's and the suite's")
-    group.addoption("--chaos-prices", default=None, metavar="FILE",
-                    help="a prices file for the report's estimated cost (default: ini chaos_prices, else the "
-                         "built-in table; see docs/report-schema.md)")
-    group.addoption("--chaos-price-model", default=None, metavar="NAME",
-                    help="the model the tokens are priced as (default: ini chaos_price_model, else the prices "
-                         "file's model, else gpt-4o)")
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     # The options themselves: add_report_options, registered with the others (toolchaos.pytest_plugin._options).
     parser.addini("chaos_prices", "a prices file for the report's estimated cost, as --chaos-prices")
@@ -91,10 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     require = option(config, "require")
     if require is not None:
-        from toolchaos.reports import check_level
-
         try:
-            check_level(require)
+            _lazy.check_level(require)
         except ReportError as exc:
             raise pytest.UsageError(f"{naming(config).flag('require')}: {exc}") from None
     out = option(config, "report")
@@ -106,14 +82,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def record_verdict(item: pytest.Item, verdict: ScenarioVerdict) -> None:
-    """Called by a scenario item once it has its verdict (a no-op unless reports are on)."""
+    """A verdict as ``item``'s entry in the reports (a no-op unless reports are on); a scenario item's own
+    verdict is taken without it, when its report is made."""
     col = item.config.stash.get(collector_key, None)
     if col is None or not col.active:
         return
-    from toolchaos.reports import scenario_entry
+    item.stash[_entry_key] = _entry(verdict)
 
-    entry, events = scenario_entry(verdict)
-    item.stash[_entry_key] = json.loads(json.dumps([entry, events], default=str))
+
+def _entry(verdict: ScenarioVerdict) -> list[Any]:
+    """The verdict's report entry and its run's events, as plain JSON data (it crosses pytest-xdist workers)."""
+    entry, events = _lazy.scenario_entry(verdict)
+    return list(json.loads(json.dumps([entry, events], default=str)))
 
 
 def test_entry(item: pytest.Item, call: pytest.CallInfo[None]) -> list[Any] | None:
@@ -126,20 +106,14 @@ def test_entry(item: pytest.Item, call: pytest.CallInfo[None]) -> list[Any] | No
     chaos = next((funcargs[k] for k in ("chaos", "toolchaos") if hasattr(funcargs.get(k), "results")), None)
     if chaos is None or not chaos.results:
         return None
-    from toolchaos._agents import label
-    from toolchaos.certification._verdict import ScenarioVerdict
-    from toolchaos.invariants._builtin import Violation
-    from toolchaos.reports import scenario_entry
-
     exc = call.excinfo.value if call.excinfo is not None else None
     violations: list[Any] = []
     if exc is not None:
         violations = list(getattr(exc, "violations", None) or []) or [
-            Violation("test", "the test's assertions hold", f"{type(exc).__name__}: {str(exc).strip()[:200]}")]
-    verdict = ScenarioVerdict(item.nodeid, item.name, "test", "critical", chaos.results[-1], violations,
-                              agent=label(chaos.agent))
-    entry, events = scenario_entry(verdict)
-    return list(json.loads(json.dumps([entry, events], default=str)))
+            _lazy.Violation("test", "the test's assertions hold", f"{type(exc).__name__}: {str(exc).strip()[:200]}")]
+    verdict = _lazy.ScenarioVerdict(item.nodeid, item.name, "test", "critical", chaos.results[-1], violations,
+                                    agent=_lazy.label(chaos.agent))
+    return _entry(verdict)
 
 
 class _ReportHooks:
@@ -154,6 +128,8 @@ class _ReportHooks:
         report = yield
         if call.when == "call":
             entry = item.stash.get(_entry_key, None)
+            if entry is None and isinstance(item, ScenarioItem) and item.verdict is not None:
+                entry = _entry(item.verdict)  # also when the scenario failed, or was an xfail below --chaos-require
             if entry is None and not report.skipped:
                 entry = test_entry(item, call)
             if entry is not None:
@@ -174,23 +150,19 @@ class _ReportHooks:
             self.col.other_failures += 1
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        from toolchaos.reports._meta import now
-
-        self.col.started = now()
+        self.col.started = _lazy.now()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from toolchaos.reports import build_report, certified, write_entries
-
         col = self.col
         if col.worker:
             return
         try:
             meta = _meta(session.config, col)
             if col.out_dir is not None:
-                col.written = write_entries(col.entries, meta, col.out_dir)
+                col.written = _lazy.write_entries(col.entries, meta, col.out_dir)
             if col.baseline is not None:
-                col.since = build_report(col.entries, meta)[0]["baseline"]
+                col.since = _lazy.build_report(col.entries, meta)[0]["baseline"]
         except (ReportError, OSError) as exc:
             col.error = str(exc)
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -198,15 +170,13 @@ class _ReportHooks:
         if col.require is None:
             return
         status = session.exitstatus
-        if certified([e for e, _ in col.entries], col.require):
+        if _lazy.certified([e for e, _ in col.entries], col.require):
             if status == pytest.ExitCode.TESTS_FAILED and col.other_failures == 0:
                 session.exitstatus = pytest.ExitCode.OK
         elif status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        from toolchaos.reports import certified, could_not_call, diff_lines, level_reached
-
         col = self.col
         if col.worker:
             return
@@ -217,21 +187,21 @@ class _ReportHooks:
         entries = [e for e, _ in col.entries]
         passed = sum(e["verdict"] == "pass" for e in entries)
         require = col.require or "all"
-        ok = certified(entries, require)
+        ok = _lazy.certified(entries, require)
         tr.section("toolchaos certification", sep="-", green=ok, red=not ok, bold=True)
-        problem = could_not_call(entries)
+        problem = _lazy.could_not_call(entries)
         if not entries:
             tr.write_line("no chaos scenario ran (run with --chaos); nothing is certified")
         elif problem is not None:
             tr.write_line(f"COULD NOT CERTIFY: {problem}", red=True, bold=True)
         else:
             word = "CERTIFIED" if ok else "NOT CERTIFIED"
-            tr.write_line(f"{word}: level reached {level_reached(entries)}, required {require}; "
+            tr.write_line(f"{word}: level reached {_lazy.level_reached(entries)}, required {require}; "
                           f"{passed}/{len(entries)} scenarios passed", green=ok, red=not ok, bold=True)
             if col.require and ok and passed < len(entries):
                 tr.write_line(f"failures below level {require} do not fail the run (--chaos-require={require})")
         if col.since is not None:
-            lines = [line for line in diff_lines(col.since)[2:] if not line.startswith("CHANGED")]
+            lines = [line for line in _lazy.diff_lines(col.since)[2:] if not line.startswith("CHANGED")]
             tr.write_line("since the baseline: " + lines[0], red=bool(col.since["regressions"]))
             for line in lines[1:]:
                 tr.write_line("  " + line)
@@ -240,9 +210,6 @@ class _ReportHooks:
 
 
 def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
-    from toolchaos.reports import RunMeta
-    from toolchaos.reports._meta import now
-
     settings = config.stash[settings_key]
     agents = {str(e["agent"]) for e, _ in col.entries if e.get("agent")}
     # every scenario ran one agent (perhaps the scenarios' own, not the option's)
@@ -250,14 +217,13 @@ def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
     files = [e.get("file") or "" for e, _ in col.entries]
     suite, version = "custom", None
     if files and all(f.startswith("toolchaos_scenarios/certification/") for f in files):
-        # Here only, at a certification session's end: the plugin never loads the runner (YAML, pydantic) itself.
-        from toolchaos.certification import SUITE_VERSION
-
-        suite, version = "certification", SUITE_VERSION
+        # the certification runner (YAML, pydantic) for its version: at a certification session's end only
+        suite, version = "certification", _lazy.SUITE_VERSION
     more = read_report_settings(config)
-    return RunMeta(agent=agent or "builtin:guarded", seed=settings.seed, suite=suite, suite_version=version,
-                   started=col.started, ended=now(), require=col.require or "all", agent_version=more.agent_version,
-                   baseline=more.baseline, prices=more.prices, price_model=more.price_model)
+    return _lazy.RunMeta(agent=agent or "builtin:guarded", seed=settings.seed, suite=suite, suite_version=version,
+                         started=col.started, ended=_lazy.now(), require=col.require or "all",
+                         agent_version=more.agent_version, baseline=more.baseline, prices=more.prices,
+                         price_model=more.price_model)
 
 
-__all__ = ["add_report_options", "record_verdict"]
+__all__ = ["record_verdict"]

@@ -16,7 +16,8 @@ import pytest
 from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import check_real_seconds
 from toolchaos.errors import UserError
-from toolchaos.pytest_plugin._options import naming, option
+from toolchaos.pytest_plugin import _lazy
+from toolchaos.pytest_plugin._options import OptionGroup, naming, option
 
 DEFAULT_AGENT = "builtin:guarded"
 REAL_SECONDS_OPTION = "--chaos-real-seconds"
@@ -27,6 +28,10 @@ ISOLATION_CHOICES = ("none", "process")
 ISOLATION_INI = "chaos_isolation"
 PASS_ENV_OPTION = "--chaos-pass-env"
 PASS_ENV_INI = "chaos_pass_env"
+
+# For --help without importing the reports (tests/pytest_plugin checks it against toolchaos.reports.LEVELS).
+LEVELS_HELP = ("critical: every critical scenario passes; major: every critical and major scenario passes; "
+               "all: every scenario passes")
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,28 @@ class ReportSettings:
     price_model: str | None
 
 
+def add_report_options(group: OptionGroup) -> None:
+    """The report options (``_report``), by their ``--chaos`` names (registered with the others by
+    ``_options.register``)."""
+    group.addoption("--chaos-report", default=None, metavar="DIR",
+                    help="write the certification report (report.json, report.md, report.html, junit.xml, traces) "
+                         "to DIR; report.md is also appended to $GITHUB_STEP_SUMMARY when set")
+    group.addoption("--chaos-require", default=None, metavar="LEVEL",
+                    help=f"the certification level the exit status requires: {LEVELS_HELP} "
+                         "(failures below it are reported as xfail and do not fail the run; not reaching it does)")
+    group.addoption("--chaos-baseline", default=None, metavar="OLD",
+                    help="compare with an earlier report (a report.json or its directory): regressions, fixes and "
+                         "changed figures in the terminal summary and first in the report")
+    group.addoption("--agent-version", default=None, metavar="VERSION",
+                    help="the agent's version, shown in the report beside the harness's and the suite's")
+    group.addoption("--chaos-prices", default=None, metavar="FILE",
+                    help="a prices file for the report's estimated cost (default: ini chaos_prices, else the "
+                         "built-in table; see docs/report-schema.md)")
+    group.addoption("--chaos-price-model", default=None, metavar="NAME",
+                    help="the model the tokens are priced as (default: ini chaos_price_model, else the prices "
+                         "file's model, else gpt-4o)")
+
+
 def read_report_settings(config: pytest.Config) -> ReportSettings:
     """``--agent-version``, ``--chaos-baseline``, ``--chaos-prices`` over ini ``chaos_prices``,
     ``--chaos-price-model`` over ini ``chaos_price_model``."""
@@ -148,9 +175,7 @@ def isolation_mode(config: pytest.Config) -> str:
     raw = check_isolation(config)
     if raw:
         return raw
-    from toolchaos._engine import default_for_certification  # the engine: only in a session that runs chaos tests
-
-    return default_for_certification() if option(config, "certify") else "none"
+    return _lazy.default_for_certification() if option(config, "certify") else "none"
 
 
 def check_isolation(config: pytest.Config) -> str | None:

@@ -49,6 +49,13 @@ from toolchaos.reports._levels import (
 from toolchaos.reports._meta import RunMeta, git_commit
 from toolchaos.reports._write import append_step_summary, read_report, write_entries, write_reports
 
+# isort: split
+# What other packages of toolchaos (the command line, the pytest plugin) need beyond the public names:
+# importable from this facade, not part of the API (not in __all__).
+from toolchaos.reports._levels import required_severities as required_severities
+from toolchaos.reports._markdown import baseline_section as baseline_section
+from toolchaos.reports._meta import now as now
+
 __all__ = [
     "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "PRICED_AS", "PRICES", "PRICES_DATED", "SCHEMA", "SCHEMA_VERSION",
     "PriceTable", "ReportError", "RunMeta",

@@ -22,7 +22,7 @@ from toolchaos.reports._meta import RunMeta, now
 from toolchaos.reports._write import write_reports
 
 if TYPE_CHECKING:
-    from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.certification import ScenarioVerdict
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:

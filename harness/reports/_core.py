@@ -18,11 +18,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolchaos import invariants as I
 from toolchaos._agents import kinds
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
 from toolchaos._internal.types import WASTE_LEVELS, report_value
-from toolchaos.invariants import _builtin as I
 from toolchaos.invariants import fault_coverage
 from toolchaos.reports._cost import PriceTable, price_table, scenario_cost, suite_cost
 from toolchaos.reports._diff import diff_reports, load_report
@@ -42,7 +42,7 @@ from toolchaos.reports._levels import (
 from toolchaos.reports._meta import RunMeta, agent_commit, agent_version, harness_version, iso, parse_iso
 
 if TYPE_CHECKING:
-    from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.certification import ScenarioVerdict
 
 SCHEMA = "toolchaos.report"
 SCHEMA_VERSION = 4  # 4: foreign_attempts (none recorded means none); 3: agent commit, description, first_broken,

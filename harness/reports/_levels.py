@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from toolchaos.errors import ReportError, did_you_mean
 
 if TYPE_CHECKING:
-    from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.certification import ScenarioVerdict
 
 LEVEL_ORDER: tuple[str, ...] = ("critical", "major", "all")
 SEVERITIES: tuple[str, ...] = ("critical", "major", "minor")

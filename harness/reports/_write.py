@@ -25,7 +25,7 @@ from toolchaos.reports._markdown import render_markdown
 from toolchaos.reports._meta import RunMeta
 
 if TYPE_CHECKING:
-    from toolchaos.certification._verdict import ScenarioVerdict
+    from toolchaos.certification import ScenarioVerdict
 
 STEP_SUMMARY_LIMIT = 900_000  # GitHub refuses step summaries over 1 MiB
 

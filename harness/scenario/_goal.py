@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolchaos.fake_tools import FakeTool
+from toolchaos.invariants import TerminalState
 from toolchaos.invariants import goal as goal_invariant
-from toolchaos.invariants._builtin import TerminalState
 from toolchaos.scenario._context import Context
 from toolchaos.scenario._locate import locate
 from toolchaos.scenario._scenario import Expectation

@@ -75,7 +75,7 @@ def _invariant_schema() -> dict[str, Any]:
 
 
 def _fuzz_schema() -> dict[str, Any]:
-    from toolchaos.fuzzing._core import FUZZ_KEYS  # the fuzzer imports hypothesis: only when a schema is asked for
+    from toolchaos.fuzzing import FUZZ_KEYS  # the fuzzer imports hypothesis: only when a schema is asked for
 
     return {"description": "fault-schedule fuzzing: `fuzz: true` or a mapping of options",
             "anyOf": [{"type": "boolean"}, {"type": "null"},

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos import _agents as agents
+from toolchaos import invariants as _invariants
 from toolchaos._internal.files import MAX_LOG_BYTES, read_capped
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos.errors import AgentRefError, ApiFaultError, FuzzSpecError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool
-from toolchaos.invariants import _builtin as _invariants
 from toolchaos.scenario._context import IMPORTS_HINT, Context, import_ref
 from toolchaos.scenario._goal import build_goal, completed_by_goal
 from toolchaos.scenario._invariants import build_expect, cross_check
@@ -139,7 +139,7 @@ def _with_dependencies(digest: str, files: Sequence[Path]) -> str:
 
 def _build_fuzz(root: YMap, tools: Sequence[FakeTool], ctx: Context) -> Any:
     """The ``fuzz:`` block, validated by the fuzzer's own ``FuzzSpec.from_data``."""
-    from toolchaos.fuzzing._core import FuzzSpec  # imports hypothesis: only for a fuzz: block
+    from toolchaos.fuzzing import FuzzSpec  # imports hypothesis: only for a fuzz: block
 
     try:
         return FuzzSpec.from_data(plain(root["fuzz"]), [t.name for t in tools])
@@ -178,7 +178,7 @@ def _agent(spec: Any, ctx: Context, root: YMap) -> str | agents.ProcessAgent | N
 
 def _build_api_faults(root: YMap, ctx: Context) -> Any:
     """The ``api_faults:`` block, built by the wire's own ``ApiFaults`` (errors located at the block)."""
-    from toolchaos.wire._apifaults import ApiFaults  # respx (the wire's package): only for an api_faults: block
+    from toolchaos.wire import ApiFaults  # respx (the wire's package): only for an api_faults: block
 
     try:
         return ApiFaults(plain(root["api_faults"]))

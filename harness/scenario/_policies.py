@@ -23,8 +23,7 @@ from typing import Any
 from toolchaos.errors import did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.fake_tools.registry import Kind
-from toolchaos.policies import POLICIES
-from toolchaos.policies._builtin import as_policy, known_calls, tools_of
+from toolchaos.policies import POLICIES, as_policy, known_calls, tools_of
 from toolchaos.scenario._context import Context, import_ref, is_ref, one_key, registered, try_build
 from toolchaos.scenario._locate import find_scalar, subtree
 from toolchaos.scenario._spans import Span, YMap, plain, short

@@ -11,10 +11,16 @@
 Modules: ``_server`` (``Server``: the run in a thread, uvicorn in another), ``_asgi`` (ASGI
 requests to the wire's ``dispatch`` and back), ``_mcp`` (the MCP server, streamable HTTP and
 stdio), ``_tools`` (one MCP tool call into the run), ``_pace`` (real waits credited to the
-run's virtual clock), ``_stdio`` (``toolchaos mcp``'s run). See docs/serve.md.
+run's virtual clock), ``_stdio`` (``toolchaos mcp``'s run), ``_control`` (what ``POST /toolchaos/end``
+may carry). See docs/serve.md.
 """
 
 from toolchaos.serve._server import ENDED_STATUS, SERVE_REAL_SECONDS, Server
 from toolchaos.serve._stdio import serve_mcp_stdio
+
+# isort: split
+# What other packages of toolchaos (the command line) need beyond the public names: importable from this facade,
+# not part of the API (not in __all__).
+from toolchaos.serve._asgi import check_max_body as check_max_body
 
 __all__ = ["ENDED_STATUS", "SERVE_REAL_SECONDS", "Server", "serve_mcp_stdio"]

@@ -21,6 +21,13 @@ from toolchaos.wire._run import FAKE_API_KEY, Env, WireRunResult, run, session, 
 from toolchaos.wire._server import Request, Wire
 from toolchaos.wire._tools import WireTool
 
+# isort: split
+# What other packages of toolchaos (serve) need beyond the public names: importable from this facade, not part
+# of the API (not in __all__).
+from toolchaos.wire._mocker import Chunks as Chunks
+from toolchaos.wire._server import ALL_APIS as ALL_APIS
+from toolchaos.wire._shapes import json_type as json_type
+
 _compat.patch_pydantic()  # SDK models built lazily inside a run (see _compat)
 _compat.import_with_real_datetime("pydantic.v1")  # LangChain's import under virtual time (see _compat)
 _mocker.install()  # respx's default mocker now covers httpx2 too (idempotent, import-order proof)

@@ -32,9 +32,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from toolchaos._agents import SDK, invoke, resolve_agent
+from toolchaos._agents import ENV_MARK, SDK, env_parameter, invoke, resolve_agent
 from toolchaos._agents import label as agent_label
-from toolchaos._agents._kinds import ENV_MARK, env_parameter
 from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox
 from toolchaos._engine import run as engine_run
 from toolchaos._internal import clock as _clock

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,37 @@ def test_console_entry_point_runs() -> None:
 # --- progress ----------------------------------------------------------------------------
 
 
+
+
+HELP_LOADS = """
+import contextlib, io, json, sys
+from toolchaos.cli import _lazy, main
+probes = [hasattr(_lazy, name) for name in ("__wrapped__", "_mock_name", "__path__")]
+with contextlib.redirect_stdout(io.StringIO()):
+    try:
+        main(sys.argv[1:])
+    except SystemExit:
+        pass
+heavy = ("pydantic", "yaml", "hypothesis", "respx", "uvicorn", "toolchaos.scenario", "toolchaos.certification")
+loaded = sorted({m.split(".")[0] if not m.startswith("toolchaos") else ".".join(m.split(".")[:2]) for m in sys.modules
+                 if any(m == h or m.startswith(h + ".") for h in heavy)})
+print(json.dumps({"probes": probes, "loaded": loaded}))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["list", "faults"]])
+def test_help_and_light_commands_load_no_scenario_loader(argv: list[str]) -> None:
+    """``toolchaos --help`` stays fast: YAML, pydantic, hypothesis and the serve extra load only for the commands
+    that use them (through ``toolchaos.cli._lazy``), and probing that door loads nothing."""
+    out = subprocess.run([sys.executable, "-c", HELP_LOADS, *argv], capture_output=True, text=True, timeout=60,
+                         check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"probes": [False, False, False], "loaded": []}
+
+
+def test_the_door_loads_the_scenario_loader_on_first_use() -> None:
+    code = ("import sys; from toolchaos.cli import _lazy; assert 'yaml' not in sys.modules; "
+            "assert _lazy.SCHEMA_URL.startswith('http') and 'yaml' in sys.modules; "
+            "import toolchaos.scenario as s; assert _lazy.load_file is s.load_file\n"
+            "try:\n    _lazy.no_such_name\nexcept AttributeError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert "no_such_name" in out.stdout

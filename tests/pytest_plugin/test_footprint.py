@@ -52,8 +52,7 @@ def test_the_help_lists_every_agent_kind_and_level() -> None:
     from toolchaos._agents import KINDS, PRESETS
     from toolchaos._engine import ISOLATION_MODES
     from toolchaos.pytest_plugin import AGENT_KINDS, PRESET_NAMES
-    from toolchaos.pytest_plugin._report import LEVELS_HELP
-    from toolchaos.pytest_plugin._settings import ISOLATION_CHOICES
+    from toolchaos.pytest_plugin._settings import ISOLATION_CHOICES, LEVELS_HELP
     from toolchaos.reports import LEVELS
 
     assert tuple(AGENT_KINDS) == tuple(KINDS)
@@ -216,3 +215,32 @@ def test_the_agent_option_shows_the_process_forms(pytester: pytest.Pytester, mon
     text = pytester.runpytest("--help").stdout.str()
     assert "'preset:NAME' (NAME: codex, claude-code," in text and "'cmd:COMMAND LINE'" in text
     assert "langgraph), or a program" in text, "'process:module:attr' is not a reference: not listed as a KIND"
+
+
+DOOR = """
+import json, sys
+from toolchaos.pytest_plugin import _lazy
+probes = [hasattr(_lazy, name) for name in ("__wrapped__", "_mock_name", "__path__")]
+before = sorted(m for m in ("toolchaos._engine", "freezegun", "yaml") if m in sys.modules)
+engine = _lazy.safe_name("a b")
+middle = sorted(m for m in ("toolchaos._engine", "freezegun", "yaml") if m in sys.modules)
+loader = _lazy.load_file.__module__
+after = sorted(m for m in ("toolchaos._engine", "freezegun", "yaml") if m in sys.modules)
+try:
+    _lazy.no_such_name
+    missing = None
+except AttributeError as e:
+    missing = str(e)
+print(json.dumps({"probes": probes, "before": before, "middle": middle, "after": after, "missing": missing}))
+"""
+
+
+def test_the_plugin_door_loads_the_engine_then_the_scenario_loader_on_first_use() -> None:
+    """``_lazy``: a probe loads nothing (pytest probes every attribute of a plugin module for fixtures), the
+    engine's names load the engine's side alone, a scenario name the scenario loader (YAML, pydantic)."""
+    out = subprocess.run([sys.executable, "-c", DOOR], capture_output=True, text=True, timeout=60, check=True)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["probes"] == [False, False, False] and data["before"] == []
+    assert data["middle"] == ["freezegun", "toolchaos._engine"]
+    assert data["after"] == ["freezegun", "toolchaos._engine", "yaml"]
+    assert "no_such_name" in data["missing"]

@@ -97,16 +97,16 @@ def test_an_sdk_agent_runs_through_the_wire(pytester: pytest.Pytester) -> None:
 def test_the_fixture_resolves_a_reference_once_a_session(pytester: pytest.Pytester,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Resolving imports the reference and reads its signature (~0.2 ms): once, not once per test."""
-    import toolchaos.adapters
+    from toolchaos.pytest_plugin import _lazy  # the plugin reads it through its door
 
     calls: list[object] = []
-    real = toolchaos.adapters.agent_under_test
+    real = _lazy.agent_under_test
 
     def counting(agent: object, kind: str | None = None) -> object:
         calls.append(agent)
         return real(agent, kind)
 
-    monkeypatch.setattr(toolchaos.adapters, "agent_under_test", counting)
+    monkeypatch.setattr(_lazy, "agent_under_test", counting)
     pytester.makepyfile(my_agent_mod=AGENT, test_a=TEST.replace("def test_agent(chaos):", """
 import pytest
 

@@ -1,7 +1,7 @@
 """``pytest --chaos-report=DIR --chaos-require=LEVEL`` (toolchaos.pytest_plugin._report).
 
-The scenario items call ``record_verdict(item, verdict)``; here plain test functions play
-that part, so these tests do not depend on the YAML scenario loader.
+A scenario item's verdict becomes its entry; here plain test functions hand theirs over with
+``record_verdict(item, verdict)``, so these tests do not depend on the YAML scenario loader.
 """
 
 from __future__ import annotations

@@ -207,18 +207,18 @@ def test_the_agent_reference_is_resolved_once_per_session(pytester: pytest.Pytes
                                                          ) -> None:
     import importlib
 
-    # The plugin imports it on first use (a plain session never loads it): patch the module in sys.modules,
-    # the one that import will find (an inner session's import may have left another on the package).
-    adapters = importlib.import_module("toolchaos.adapters")
+    # The plugin reads it through its door on first use (a plain session never loads it): patch the door in
+    # sys.modules, the one the plugin will find (an inner session's import may have left another on the package).
+    door = importlib.import_module("toolchaos.pytest_plugin._lazy")
 
     resolved: list[str] = []
-    real = adapters.agent_under_test
+    real = door.agent_under_test
 
     def counting(ref: str) -> object:
         resolved.append(ref)
         return real(ref)
 
-    monkeypatch.setattr(adapters, "agent_under_test", counting)
+    monkeypatch.setattr(door, "agent_under_test", counting)
     variants = "variants:\n  - id: a\n  - id: b\n  - id: c\n    agent: builtin:naive\n"
     pytester.makefile(".chaos.yaml", loop=SCENARIO + variants)
     res = pytester.runpytest("--chaos")
@@ -227,9 +227,9 @@ def test_the_agent_reference_is_resolved_once_per_session(pytester: pytest.Pytes
 
 
 BROKEN_HARNESS = """
-import toolchaos.certification as certification
+from toolchaos.pytest_plugin import _lazy  # the plugin reads the runner through its door
 
-_original = certification.run_scenario
+_original = _lazy.run_scenario
 
 
 def _broken(*args, **kwargs):
@@ -237,11 +237,11 @@ def _broken(*args, **kwargs):
 
 
 def pytest_runtest_setup(item):
-    certification.run_scenario = _broken
+    _lazy.run_scenario = _broken
 
 
 def pytest_runtest_teardown(item):
-    certification.run_scenario = _original
+    _lazy.run_scenario = _original
 """
 
 

@@ -1,0 +1,11 @@
+"""What the plugin needs of scenarios, imported here at module level: the scenario loader and the
+certification runner (YAML and pydantic).
+
+Read through ``_lazy`` (``_lazy.load_file``, ...), never imported by the plugin's other modules: only a
+session that collects, runs or reports a scenario loads it (see ``_lazy``).
+"""
+
+from toolchaos.certification import SUITE_VERSION, ScenarioVerdict, render_failure, run_scenario, suite_files
+from toolchaos.scenario import load_file
+
+__all__ = ["SUITE_VERSION", "ScenarioVerdict", "load_file", "render_failure", "run_scenario", "suite_files"]
