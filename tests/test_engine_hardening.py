@@ -6,6 +6,7 @@ shows normal runs are unaffected (and the watchdog is not left armed).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -272,25 +273,32 @@ def test_sigusr2_tampering_is_detected_reported_and_undone(how):
     healthy()
 
 
-def test_a_leftover_non_daemon_thread_is_reported_and_does_not_hold_the_exit():
+@contextlib.contextmanager
+def _left_thread(name):
+    """A run whose agent returns leaving a non-daemon thread blocked: (result, thread); released after."""
     release = threading.Event()
     started = []
 
     def agent(task, model, tools):
-        t = threading.Thread(target=release.wait, name="stays", daemon=False)
+        t = threading.Thread(target=release.wait, name=name, daemon=False)
         t.start()
         started.append(t)
         return "ok"
 
     try:
         r, _ = go(agent, policy=policies.scripted([]))
-        assert r.harness_stop is None and any("non-daemon threads running: stays" in w for w in r.warnings)
-        t = started[0]
-        assert t.is_alive() and t.daemon  # the exit no longer waits for it: the subprocess test below
+        yield r, started[0]
     finally:
         release.set()
-        started[0].join(SLACK)
+        if started:
+            started[0].join(SLACK)
     healthy()
+
+
+def test_a_leftover_non_daemon_thread_is_reported_and_does_not_hold_the_exit():
+    with _left_thread("stays") as (r, t):
+        assert r.harness_stop is None and any("non-daemon threads running: stays" in w for w in r.warnings)
+        assert t.is_alive() and t.daemon  # the exit no longer waits for it: the subprocess test below
 
 
 # --- stuck, not slow --------------------------------------------------------------------------
@@ -537,23 +545,9 @@ def test_a_python_with_no_known_exit_mechanism_says_so_in_the_warnings(monkeypat
 
     monkeypatch.setattr(exits, "_drop_shutdown_lock", lambda t: False)
     monkeypatch.setattr(exits, "_skip_in_thread_shutdown", lambda: False)
-    release = threading.Event()
-    started = []
-
-    def agent(task, model, tools):
-        t = threading.Thread(target=release.wait, name="held", daemon=False)
-        t.start()
-        started.append(t)
-        return "ok"
-
-    try:
-        r, _ = go(agent, policy=policies.scripted([]))
+    with _left_thread("held") as (r, _):
         (warning,) = [w for w in r.warnings if "held" in w]
         assert "no known way to keep the process from waiting" in warning and "daemon=True" in warning
-    finally:
-        release.set()
-        started[0].join(SLACK)
-    healthy()
 
 
 def test_the_exit_still_waits_for_the_threads_the_agent_did_not_leave(tmp_path):
