@@ -279,6 +279,19 @@ def test_user_pages_name_no_private_module() -> None:
         f"user pages must name public modules only (docs/architecture.md, for contributors, may): {found}")
 
 
+IMPORT_PATH = re.compile(r"\b(?:toolchaos|fake_tools)(?:\.[A-Za-z]\w*)*\._[A-Za-z]\w*")  # what one would import
+
+
+def test_no_page_names_a_private_module_as_something_to_import() -> None:
+    # The contributors' page may point at the source's private folders and files, but no page,
+    # that one included, spells a private module the way an import statement would.
+    found = {str(p.relative_to(ROOT)): IMPORT_PATH.findall(p.read_text(encoding="utf-8")) for p in [README, *pages()]}
+    assert not {k: v for k, v in found.items() if v}, found
+    assert IMPORT_PATH.findall("`toolchaos._engine`, `toolchaos.wire._server`, `fake_tools._seeded`, "
+                               "`harness/_engine/`, `toolchaos.events`") == [
+        "toolchaos._engine", "toolchaos.wire._server", "fake_tools._seeded"]
+
+
 def test_private_module_names_are_found_and_public_ones_are_not() -> None:
     text = ("`toolchaos._internal.children.sealing_available()`, `harness/_agents/_presets.py`, `toolchaos/_agents/`"
             ", `fake_tools._seeded`, `toolchaos.wire._server`, (`_classes.py`)")
