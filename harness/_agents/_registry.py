@@ -122,6 +122,7 @@ class _Kinds(Mapping[str, AgentKind]):
         known = self._load().get(kind.name)
         if known is not None and known != kind:
             raise AgentRefError(f"agent kind {kind.name!r} is registered already ({known.help})")
+        _recognised.clear()  # a new kind may claim objects recognised before it
         if self._loading or known is not None:  # a built-in one: in the order they load
             self._kinds[kind.name] = kind
             return kind
@@ -135,13 +136,14 @@ class _Kinds(Mapping[str, AgentKind]):
     def remove(self, name: str) -> None:
         """Forget a user's kind (tests register kinds of their own)."""
         self._kinds.pop(name, None)
+        _recognised.clear()
 
 
 _KINDS = _Kinds()
 
 
 def kinds() -> Mapping[str, AgentKind]:
-    """Every registered kind, by name, in the order they are tried on an object."""
+    """Every registered kind, by name: in-process and sdk first, then as registered."""
     return _KINDS
 
 
@@ -151,11 +153,19 @@ def register_kind(kind: AgentKind) -> AgentKind:
 
 
 def recognise(obj: Any) -> AgentKind:
-    """The kind of an agent object: the first kind that recognises it, else in-process."""
-    for kind in _KINDS.tried():
-        if kind.recognise is not None and kind.recognise(obj):
-            return kind
-    return _KINDS[IN_PROCESS]
+    """The kind of an agent object: the first kind that recognises it, else in-process.
+
+    Remembered per object (a signature's inspection is half the cost of a short run, and the
+    engine resolves its agent on every run): by id, the object kept beside its answer, so an entry
+    is only read back for that very object; forgotten when a kind is registered.
+    """
+    known = _recognised.get(id(obj))
+    if known is not None and known[0] is obj:
+        return known[1]  # type: ignore[no-any-return]
+    found = next((k for k in _KINDS.tried() if k.recognise is not None and k.recognise(obj)), None)
+    found = found or _KINDS[IN_PROCESS]
+    remember(_recognised, id(obj), (obj, found))
+    return found
 
 
 # --- references ----------------------------------------------------------------------------
@@ -242,6 +252,7 @@ def _target(agent: Any, load: Callable[[str], Any]) -> tuple[Any, str | None]:
 # very object, and no agent type's __hash__ or __eq__ runs.
 _KNOWN_LIMIT = 256
 _labels: dict[int, tuple[Any, str]] = {}
+_recognised: dict[int, tuple[Any, Any]] = {}
 
 
 def remember(table: dict[int, Any], key: int, entry: Any) -> None:

@@ -185,3 +185,20 @@ def test_fuzz_a_yaml_scenario_and_certify_take_an_sdk_agent_as_it_is(sdk_agent: 
     assert from_yaml.result.agent_kind == "sdk" and from_yaml.result.model_requests > 0  # type: ignore[attr-defined]
     (certified,) = toolchaos.certify(sdk_agent, [scenario])
     assert certified.result.agent_kind == "sdk" and certified.result.executions["fetch_invoice"] > 1
+
+
+def test_a_kind_registered_later_claims_objects_recognised_before_it() -> None:
+    # Recognition is remembered per object (the engine resolves its agent on every run); a kind
+    # registered afterwards must still see the objects it claims.
+    class Widget:
+        def __call__(self, task: str, model: object, tools: object) -> None: ...
+
+    widget = Widget()
+    assert resolve(widget).kind == "in-process"
+    register_kind(AgentKind(name="widget", help="a Widget", form="a Widget", by_type=True,
+                            recognise=lambda obj: isinstance(obj, Widget), runner=lambda agent, label: agent))
+    try:
+        assert resolve(widget).kind == "widget"
+    finally:
+        kinds().remove("widget")  # type: ignore[attr-defined]
+    assert resolve(widget).kind == "in-process"
