@@ -42,3 +42,12 @@ policy:
 expect:
   - idempotent
 """
+
+
+def timeout_loop(sid: str, *expect: str) -> str:
+    """A scenario whose invoice tool always times out, asked for by a stubborn model; ``expect``: YAML items."""
+    items = "".join(f"  - {e}\n" for e in expect)
+    return (f"id: {sid}\ntitle: the invoice tool always times out\ncategory: loops\nseverity: critical\n"
+            "task: Get the total of invoice inv_1.\ntools:\n  fetch_invoice:\n    faults: {timeout: {after: 30}}\n"
+            "policy:\n  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}\n"
+            f"expect:\n{items}")

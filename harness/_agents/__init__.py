@@ -58,10 +58,11 @@ def resolve_agent(ref: Any, kind: str = IN_PROCESS) -> Callable[..., Any]:
     other object is returned as it is: one that cannot be called fails at the call, where the
     run ends ERROR saying so (``invoke``).
     """
-    if isinstance(ref, str) and own_form(ref) is not None:
-        raise AgentRefError(f"agent {ref} is a {own_form(ref).name} agent (a command run as a child process): run "  # type: ignore[union-attr]
-                            f"it with toolchaos.run or toolchaos.adapters.agent_under_test (toolchaos certify --agent "
-                            f"and pytest --chaos-agent run every kind)")
+    own = own_form(ref) if isinstance(ref, str) else None
+    if own is not None:
+        raise AgentRefError(f"agent {ref} is a {own.name} agent (a command run as a child process): run it with "
+                            f"toolchaos.run, which runs every kind (toolchaos certify --agent and pytest --chaos-agent "
+                            f"do too)")
     if isinstance(ref, str):
         named, target = split(ref)
         if named is not None and named != kind:

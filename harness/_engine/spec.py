@@ -163,7 +163,7 @@ class RunSpec:
         return cls(task, tools, policy, seed, budgets or _NO_BUDGETS,  # type: ignore[arg-type]
                    ceiling or _NO_CEILING, store, world, ledger, api_faults, isolation or "", real_seconds,
                    Path(artifacts) if artifacts is not None else None, name,
-                   pass_env=check_names(pass_env))
+                   pass_env=tuple(pass_env) if not isinstance(pass_env, str) else (pass_env,))
 
     def watchdog_limit(self, default: float = DEFAULT_REAL_SECONDS) -> tuple[float, str]:
         """The real-time limit of this run, and who set it ("" for the caller, the ceiling or ``default``)."""

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import toolchaos
+from chaos_samples import timeout_loop
 from toolchaos import policies, run
 from toolchaos.fake_tools import catalogue
 from toolchaos.fuzzing import fuzz
@@ -67,18 +68,7 @@ register_kind(AgentKind(
 AGENT = Tally(max_calls=3)
 '''
 
-SCENARIO = """\
-id: tally-loop
-title: a tool that always times out
-task: Get the total of invoice inv_1.
-tools:
-  fetch_invoice:
-    faults: [{outcome: {timeout: {after: 30}}}]
-policy:
-  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}
-expect:
-  - bounded: {executions: 5}
-"""
+SCENARIO = timeout_loop("tally-loop", "bounded: {executions: 5}")
 
 
 @pytest.fixture

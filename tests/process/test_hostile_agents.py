@@ -10,6 +10,7 @@ attempts, while each run ends as its own agent made it end.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from pathlib import Path
@@ -89,8 +90,10 @@ def test_two_runs_side_by_side_cannot_end_each_other_through_their_sockets(tmp_p
     assert set(results) == {"a", "b"} and not any(isinstance(r, BaseException) for r in results.values()), results
     for res in results.values():
         attacks = next(ln for ln in res.process.stdout.splitlines() if ln.startswith("ATTACKS "))
-        assert '"others": 0' not in attacks, "each agent found the other run's socket"
-        assert "200" not in attacks, attacks  # no forged end was accepted
+        found = json.loads(attacks.partition(" ")[2])
+        assert found["others"] >= 1, "each agent found the other run's socket"
+        # every forged end was refused (401/403), none accepted or left unanswered
+        assert found["answers"] and all(a.startswith(("HTTP/1.1 401", "HTTP/1.1 403")) for a in found["answers"]), found
         # the run ended as its own agent ended it: by exiting after one model turn, not "hijack"
         assert res.terminal_state == "COMPLETED" and res.stop_report is None, (res.terminal_state, res.error)
         assert res.process.ended_by == "agent"

@@ -12,6 +12,7 @@ import os
 import sys
 
 import pytest
+from chaos_samples import timeout_loop
 from toolchaos.certification import suite
 from toolchaos.wire._run import WIRE_SESSION
 
@@ -47,20 +48,7 @@ def test_wire(chaos):
     assert env.result is not None and env.result.terminal_state == "COMPLETED" and env.result.model_requests == 2
 '''
 
-SCENARIO = """\
-id: mine-timeout-loop
-title: The invoice tool times out
-category: loops
-severity: critical
-task: Retry until you have the total.
-tools:
-  fetch_invoice:
-    faults: {timeout: {after: 30}}
-policy:
-  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}
-expect:
-  - bounded: {executions: 3}
-"""
+SCENARIO = timeout_loop("mine-timeout-loop", "bounded: {executions: 3}")
 
 LINUX_FORK = sys.platform.startswith("linux") and hasattr(os, "fork")
 

@@ -12,6 +12,7 @@ import json
 
 import httpx
 import pytest
+from chaos_samples import timeout_loop
 
 pytest.importorskip("uvicorn", reason="needs the serve extra")
 
@@ -20,19 +21,7 @@ from toolchaos.reports import scenario_entry
 from toolchaos.scenario import load_text
 from toolchaos.serve import Server
 
-LOOP = """\
-id: served-loop
-title: a tool that always times out, served
-task: Get the total of invoice inv_1.
-tools:
-  fetch_invoice:
-    faults: [{outcome: {timeout: {after: 30}}}]
-policy:
-  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}
-expect:
-  - terminal_state: STOPPED_LOOP_GUARD
-  - stop_report
-"""
+LOOP = timeout_loop("served-loop", "terminal_state: STOPPED_LOOP_GUARD", "stop_report")
 FORGED = {"state": "STOPPED_LOOP_GUARD", "report": {"guard": "loop", "reason": "forged"}}
 
 
