@@ -151,3 +151,30 @@ def test_the_ceiling_is_exact_under_threads():
     r = run(agent, task="t", tools=[catalogue.get("search")], policy=policies.scripted([]),
             ceiling=Ceiling(max_tool_calls=777, real_seconds=60))
     assert (r.terminal_state, r.total_executions) == ("HARD_CEILING", 777)
+
+
+def test_a_thread_the_agent_started_outside_threading_does_not_break_the_end_of_the_run():
+    # A thread started through _thread (as C code does) shows in threading.enumerate() as a dummy
+    # thread once it asks threading who it is; it cannot be joined, and the run's end must not try.
+    import _thread
+
+    from toolchaos import policies, run
+    from toolchaos.fake_tools import catalogue
+
+    seen, done = threading.Event(), threading.Event()
+
+    def foreign():
+        threading.current_thread()  # registers a dummy thread
+        seen.set()
+        done.wait(5)
+
+    def agent(task, model, tools):
+        _thread.start_new_thread(foreign, ())
+        seen.wait(5)
+        return "ok"
+
+    try:
+        r = run(agent, task="t", tools=[catalogue.get("search")], policy=policies.scripted([]))
+        assert r.harness_stop is None, r.error
+    finally:
+        done.set()

@@ -398,6 +398,11 @@ _watchdog.safe_points(interruptible=(invoke, _awaited, _read_result, _format_exc
                       holding=(_drive, _call, _shielded, _close, _stopped_by, _Limit.expired))
 
 
+# What threading.current_thread() makes for a thread it did not start (one the agent started through
+# _thread or C code that then called into Python): listed by threading.enumerate(), never joinable.
+_DUMMY: type = getattr(threading, "_DummyThread", type(None))
+
+
 def _leftover_threads(started: list[threading.Thread], r: RunState, grace: float) -> list[str]:
     """Threads the agent started that still call into the run after it returned (names)."""
     started = [t for t in started if t.is_alive()]
@@ -405,6 +410,8 @@ def _leftover_threads(started: list[threading.Thread], r: RunState, grace: float
         return []
     deadline = _clock.real_monotonic() + grace
     for t in started:  # a thread that gets RunClosed and stops ends here; idle pool workers do not
+        if isinstance(t, _DUMMY):  # a thread threading did not start (C code, _thread) cannot be joined: its
+            continue  # late calls still count below
         t.join(max(0.0, deadline - _clock.real_monotonic()))
     late = sum(1 for e in r.events if e["kind"] == "late")
     if not late:
