@@ -80,8 +80,8 @@ PUBLIC: dict[str, list[str]] = {
         "ScenarioError", "Useful", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
     ],
     "toolchaos.certification": [
-        "ABLATIONS", "AGENT_VARIANTS", "Grade", "Matrix", "NAIVE_MUST_FAIL", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
-        "ablation_matrix", "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
+        "ABLATIONS", "AGENT_VARIANTS", "Grade", "PORTS", "SOUND_PORTS", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
+        "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
         "run_scenario", "suite", "suite_files", "suite_root",
     ],
     "toolchaos.reports": [
@@ -97,7 +97,10 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.process": [
         "PRESETS", "ProcessAgent", "ProcessOutcome", "ProcessRunResult", "launch", "run",
     ],
-    "toolchaos.process.matrix": [
+    "toolchaos.matrices": [
+        "Matrix", "NAIVE_MUST_FAIL", "ablation_matrix",
+    ],
+    "toolchaos.matrices.processes": [
         "Row", "main", "markdown", "matrix", "run_cell", "stopped_by",
     ],
     "toolchaos.errors": [

@@ -32,7 +32,7 @@ from toolchaos.errors import CommandError
 from toolchaos.reports import add_report_arguments, finish_command
 
 if TYPE_CHECKING:
-    from toolchaos.certification import Matrix
+    from toolchaos.matrices import Matrix
 
 HELP = "run the bundled certification suite against an agent (or print the ablation matrix)"
 EXAMPLES = """\

@@ -20,14 +20,8 @@ import pytest
 import toolchaos.certification as _certify
 from toolchaos import GuardedAgent
 from toolchaos._agents.guarded import _Guard
-from toolchaos.certification import (
-    ABLATIONS,
-    AGENT_VARIANTS,
-    NAIVE_MUST_FAIL,
-    Matrix,
-    ablation_matrix,
-    suite,
-)
+from toolchaos.certification import ABLATIONS, AGENT_VARIANTS, suite
+from toolchaos.matrices import NAIVE_MUST_FAIL, Matrix, ablation_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX_DOC = ROOT / "docs" / "certification-matrix.md"

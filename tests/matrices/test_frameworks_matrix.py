@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra: pip install 'toolchaos[pydantic-ai]'")
 
-from toolchaos.adapters import matrix
 from toolchaos.certification import suite
+from toolchaos.matrices import frameworks as matrix
 
 
 def test_one_cell_and_the_markdown(tmp_path: Path) -> None:

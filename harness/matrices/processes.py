@@ -1,8 +1,8 @@
 """The process-agent matrix: coding CLIs and Node agents, unmodified, at their default settings.
 
-    python -m toolchaos.process.matrix                        # print the table
-    python -m toolchaos.process.matrix --write docs/cli-agents.md
-    python -m toolchaos.process.matrix --agent codex --only loop-exact-repeat-timeout
+    python -m toolchaos.matrices.processes                        # print the table
+    python -m toolchaos.matrices.processes --write docs/cli-agents.md
+    python -m toolchaos.matrices.processes --agent codex --only loop-exact-repeat-timeout
 
 Each cell runs one bundled certification scenario against one agent started by its preset
 (``toolchaos._agents.PRESETS``): the coding CLIs from ``--bin`` (default ``.ci/cli/node_modules/.bin``,
@@ -31,7 +31,7 @@ from toolchaos._engine import RunSpec
 from toolchaos._internal.limits import Ceiling
 from toolchaos.certification import Verdict, judge, suite
 from toolchaos.fake_tools import World
-from toolchaos.process._run import ProcessRunResult, run
+from toolchaos.process import ProcessRunResult, run
 from toolchaos.scenario import Scenario
 
 BEGIN, END = "<!-- cli-matrix:begin -->", "<!-- cli-matrix:end -->"
@@ -210,7 +210,7 @@ def write(path: Path, table: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m toolchaos.process.matrix", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m toolchaos.matrices.processes", description=__doc__.split("\n")[0])
     parser.add_argument("--bin", type=Path, default=ROOT / ".ci" / "cli" / "node_modules" / ".bin",
                         help="where the coding CLIs are installed")
     parser.add_argument("--node", type=Path, default=ROOT / ".ci" / "node",

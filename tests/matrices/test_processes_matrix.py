@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from toolchaos.process import matrix
+from toolchaos.matrices import processes as matrix
 
 pytest.importorskip("mcp")
 NODE_DIR = Path(__file__).resolve().parents[2] / ".ci" / "node"

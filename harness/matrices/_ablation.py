@@ -17,10 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolchaos.certification._judge import Verdict
-from toolchaos.certification._run import run_scenario
-from toolchaos.certification._suite import suite
-from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS, PORTS, SOUND_PORTS
+from toolchaos.certification import ABLATIONS, AGENT_VARIANTS, PORTS, SOUND_PORTS, Verdict, run_scenario, suite
 from toolchaos.scenario import Scenario
 
 NAIVE_MUST_FAIL = ("loops", "error_classes", "side_effects", "budgets")
