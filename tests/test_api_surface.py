@@ -82,7 +82,7 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.certification": [
         "ABLATIONS", "AGENT_VARIANTS", "Grade", "PORTS", "SOUND_PORTS", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
         "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
-        "run_scenario", "suite", "suite_files", "suite_root",
+        "run_scenario", "scenario_spec", "suite", "suite_files", "suite_root",
     ],
     "toolchaos.reports": [
         "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "PRICED_AS", "PRICES", "PRICES_DATED", "PriceTable", "ReportError",

@@ -3,6 +3,8 @@
     from toolchaos.certification import certify
     verdicts = certify("mypkg.agent:run")
 
+- ``scenario_spec(scenario)``: the run a scenario describes, as a ``RunSpec`` (what
+  ``toolchaos.serve.Server`` takes).
 - ``run_scenario(scenario, agent)`` runs one loaded scenario (twice, sharing the agent's
   ``store``, when it has a ``restart``) and ``judge``s it: a ``Verdict`` (a
   ``ScenarioVerdict`` that also knows which expectation each violation broke, for reports).
@@ -19,7 +21,7 @@ verdict, the failure text), ``_run`` (in-process runs), ``_suite`` (the bundled 
 
 from toolchaos.certification._grade import Grade
 from toolchaos.certification._judge import Verdict, check_invariant, combine, judge, render_failure
-from toolchaos.certification._run import run_scenario
+from toolchaos.certification._run import run_scenario, scenario_spec
 from toolchaos.certification._suite import SUITE_VERSION, certify, suite, suite_files, suite_root
 from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS, PORTS, SOUND_PORTS, agent_label
 from toolchaos.certification._verdict import ScenarioVerdict
@@ -27,5 +29,5 @@ from toolchaos.certification._verdict import ScenarioVerdict
 __all__ = [
     "ABLATIONS", "AGENT_VARIANTS", "PORTS", "SOUND_PORTS", "SUITE_VERSION", "Grade", "ScenarioVerdict", "Verdict",
     "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",
-    "run_scenario", "suite", "suite_files", "suite_root",
+    "run_scenario", "scenario_spec", "suite", "suite_files", "suite_root",
 ]

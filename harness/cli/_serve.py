@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._internal.limits import check_real_seconds
+from toolchaos.cli import _lazy
 from toolchaos.cli._run import line, load, select
 from toolchaos.errors import CommandError
 
@@ -71,6 +72,9 @@ def pick(args: argparse.Namespace) -> Any:
     if len(scenarios) != 1:
         raise CommandError(f"{args.scenario}: {len(scenarios)} scenarios; pick one with -k "
                            f"({', '.join(s.name for s in scenarios)})")
+    if scenarios[0].restart is not None:
+        raise CommandError(f"{scenarios[0].name}: a scenario with restart: runs the agent twice; a served run is one "
+                           f"run")
     return scenarios[0]
 
 
@@ -105,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
     Server = serve_api().Server  # uvicorn, starlette, mcp: not for --help
 
     scenario = pick(args)
-    server = Server(scenario, seed=args.seed, host=args.host, port=args.port, artifacts=args.artifacts,
-                    real_seconds=real_seconds(args.real_seconds), **max_body(args.max_body))
+    spec = _lazy.scenario_spec(scenario, seed=args.seed, real_seconds=real_seconds(args.real_seconds))
+    server = Server(spec.with_(artifacts=Path(args.artifacts) if args.artifacts else None), host=args.host,
+                    port=args.port, **max_body(args.max_body))
     server.allow_remote = args.allow_remote
     stop = threading.Event()  # SIGTERM also cuts the linger short
 
@@ -131,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.close()
         signal.signal(signal.SIGTERM, previous)
-    if server.verdict is None:
+    if server.result is None:
         raise CommandError(f"the run failed: {server.error!r}", code=3)
-    print(line(server.verdict), file=sys.stderr)
-    return 0 if server.verdict.passed else 1
+    verdict = _lazy.judge(scenario, server.result, agent=f"served:{server.url}")
+    print(line(verdict), file=sys.stderr)
+    return 0 if verdict.passed else 1

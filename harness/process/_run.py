@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from toolchaos._agents import PRESETS, Endpoints, ProcessAgent, common_env, common_files
 from toolchaos._engine import RunSpec, safe_name
@@ -40,7 +40,6 @@ from toolchaos._internal.clock import real_monotonic
 from toolchaos._internal.environ import inherited
 from toolchaos._internal.types import HARNESS_STATES
 from toolchaos.errors import AgentRefError
-from toolchaos.fake_tools import World
 from toolchaos.process._relay import Relay
 from toolchaos.serve import Server
 from toolchaos.wire import WireRunResult
@@ -107,10 +106,7 @@ def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRAC
     home = Path(tempfile.mkdtemp(prefix="toolchaos-agent-"))
     world = spec.world
     try:
-        srv = Server(task=spec.task, tools=list(spec.tools), policy=spec.policy, seed=spec.seed, budgets=spec.budgets,
-                     ceiling=spec.ceiling, real_seconds=spec.real_seconds,
-                     world=world if isinstance(world, World) else World(world),
-                     store=cast("dict[str, Any] | None", spec.store), name=spec.name, api_faults=spec.api_faults)
+        srv = Server(spec.with_(artifacts=None))  # its artifacts: the trace and the child's record, written below
         with srv:
             outcome = _drive(agent, srv, spec, home, grace)
         result = srv.result

@@ -1,12 +1,15 @@
 """Runs served to agents in any process: ``toolchaos serve`` and the chaos MCP server.
 
+    from toolchaos.certification import judge, scenario_spec
+    from toolchaos.scenario import load_file
     from toolchaos.serve import Server
 
-    with Server("payment.chaos.yaml", seed=1) as srv:
+    (scenario,) = load_file("payment.chaos.yaml")
+    with Server(scenario_spec(scenario, seed=1)) as srv:   # or Server(task=..., tools=[...], policy=...)
         client = openai.OpenAI(base_url=srv.base_urls["openai"], api_key="x")
         ...                                # any process may use srv.urls() instead
         srv.end()                          # or POST srv.end_url; or the ceiling, the watchdog
-    srv.verdict, srv.result.trace, srv.result.ledger
+    judge(scenario, srv.result), srv.result.trace, srv.result.ledger
 
 Modules: ``_server`` (``Server``: the run in a thread, uvicorn in another), ``_asgi`` (ASGI
 requests to the wire's ``dispatch`` and back), ``_mcp`` (the MCP server, streamable HTTP and

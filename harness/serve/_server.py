@@ -6,7 +6,8 @@ own real-time event loop) answers the model APIs through the run's wire and the 
 through the chaos MCP server. So the engine, the trace, the ledger, the ceiling, the
 watchdog and the invariants are the in-process ones, and answers are the wire's bytes.
 
-The run ends when:
+The server runs one ``RunSpec``; it judges nothing (the command that loaded a scenario judges
+its result). The run ends when:
 
 - the agent says so: ``POST /toolchaos/end`` (optional JSON ``{"state", "answer", "report"}``)
   or ``Server.end(...)`` (what a process-agent runner calls when its child exits);
@@ -22,9 +23,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import fields, replace
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -37,10 +37,10 @@ from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox, session_
 from toolchaos._engine import run as engine_run
 from toolchaos._engine.state import RunState
 from toolchaos._internal import clock as _clock
-from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.limits import Ceiling
 from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, RunClosed, UserError
-from toolchaos.fake_tools import FakeTool, World
+from toolchaos.fake_tools import World
 from toolchaos.serve._asgi import MAX_BODY, REFUSED, App, TooLarge, WireApp, check_max_body, read_body
 from toolchaos.serve._control import end_request
 from toolchaos.serve._gate import Gate, mint
@@ -57,54 +57,35 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Server:
-    """A run served over HTTP: ``with Server(scenario, seed=1) as srv: ... srv.base_urls ...``; then
-    ``srv.result`` (a ``WireRunResult``) and, for a scenario, ``srv.verdict``.
+    """A run served over HTTP: ``with Server(spec) as srv: ... srv.base_urls ...``; then ``srv.result``
+    (a ``WireRunResult``).
 
-    ``scenario``: a loaded ``toolchaos.scenario.Scenario`` or a scenario file (one scenario); or
-    none, with ``task``, ``tools`` and ``policy`` given as to ``toolchaos.run``. ``api_faults``: the
-    model-API faults (default: the scenario's). ``real_seconds``: the watchdog's limit when the
-    scenario's ceiling sets none (default: the session's, else 300). ``port=0``: a free port.
-    ``max_body``: the largest request body read, in bytes (default 8 MiB); a larger one is answered
-    413 in its API's error format.
+    ``spec``: the run, a ``toolchaos.RunSpec`` (a scenario's: ``toolchaos.certification.scenario_spec``),
+    or its keywords as ``RunSpec.of`` takes them (``task``, ``tools``, ``policy``, ...). The server
+    only runs: whoever loaded a scenario judges its result (``toolchaos.certification.judge``), as
+    ``toolchaos serve`` does. The watchdog's limit: the spec's (``real_seconds`` or its ceiling's),
+    else the session's, else 300 s. ``port=0``: a free port. ``max_body``: the largest request body
+    read, in bytes (default 8 MiB); a larger one is answered 413 in its API's error format.
     """
 
     allow_remote = False  # bind an address other than loopback (with the token, only the run's URLs are answered)
 
-    def __init__(self, scenario: Any = None, *, seed: int | None = None, task: str | None = None,
-                 tools: Iterable[FakeTool] | None = None, policy: Any = None, api_faults: Any = None,
-                 budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
-                 world: World | Mapping[str, Any] | None = None, store: dict[str, Any] | None = None,
-                 name: str | None = None, artifacts: str | Path | None = None, host: str = "127.0.0.1",
-                 port: int = 0, real_seconds: float | None = None, allow_imports: bool = False,
-                 max_body: int = MAX_BODY) -> None:
-        self.scenario = _load(scenario, allow_imports) if isinstance(scenario, (str, Path)) else scenario
-        sc = self.scenario
-        if sc is not None and sc.restart is not None:
-            raise UserError(f"{sc.name}: a scenario with restart: runs the agent twice; a served run is one run",
-                            field="restart")
-        # Each setting: the one given, else the scenario's, else the default of a run without a scenario.
-        self.task = _given_or_scenario(task, sc, "task")
-        self.tools = list(_given_or_scenario(tools, sc, "tools", []))
-        self.policy = policy if policy is not None or sc is None else sc.policy()
-        if self.task is None or self.policy is None:
-            raise UserError("toolchaos serve: give a scenario, or a task and a policy")
-        self.seed = _given_or_scenario(seed, sc, "seed", 0)
-        self.api_faults = ApiFaults(_given_or_scenario(api_faults, sc, "api_faults"))
-        self.budgets = _given_or_scenario(budgets, sc, "budgets")
-        self.ceiling = _with_watchdog(_given_or_scenario(ceiling, sc, "ceiling"), real_seconds)
-        self.world = world if world is not None else World(sc.world if sc is not None else None)
-        self.store = store
-        self.name = name or (sc.name if sc is not None else "serve")
-        self.artifacts = artifacts
-        # The run's settings, as every entry point hands them to the engine. The run is driven over
-        # HTTP by this process's server threads (the agent is a client of its own): it stays here.
-        self.spec = RunSpec.of(task=str(self.task), tools=self.tools, policy=self.policy, seed=self.seed,
-                               budgets=self.budgets, ceiling=self.ceiling, store=self.store, world=self.world,
-                               artifacts=artifacts, name=self.name).staying(SERVED)
+    def __init__(self, spec: RunSpec | None = None, *, host: str = "127.0.0.1", port: int = 0,
+                 max_body: int = MAX_BODY, **settings: Any) -> None:
+        if spec is None:
+            spec = RunSpec.of(**settings)
+        elif settings:
+            raise TypeError(f"Server() takes a RunSpec or its keywords, not both (got {', '.join(settings)})")
+        # The run is driven over HTTP by this process's server threads (the agent is a client of its
+        # own): it stays here. A world given as a mapping is made one here: the server reads it.
+        world = spec.world if isinstance(spec.world, World) else World(spec.world)
+        # The model-API faults are this server's to serve (its wire); the engine's stand-in agent sees none.
+        self.api_faults = ApiFaults(spec.api_faults)
+        self.spec = spec.with_(ceiling=_with_watchdog(spec.ceiling, spec.real_seconds), world=world,
+                               api_faults=None).staying(SERVED)
         self.host, self.port = host, port
         self.max_body = _max_body(max_body)
         self.result: WireRunResult | None = None
-        self.verdict: Any = None
         self.error: BaseException | None = None
         self._wire: Wire | None = None
         self._toolbox: Toolbox | None = None
@@ -238,10 +219,6 @@ class Server:
         try:
             res = engine_run(self._agent, self.spec)
             self.result = self._with_requests(res)
-            if self.scenario is not None:
-                from toolchaos.certification import judge  # pydantic and PyYAML: only to judge a scenario
-
-                self.verdict = judge(self.scenario, self.result, agent=f"served:{self.url}")
         except BaseException as exc:  # kept for start() and the command to report
             self.error = exc
         finally:
@@ -343,13 +320,6 @@ SERVED = ("toolchaos serve: the run is driven over HTTP by this process's server
           "its own), which need the run here, not a child's copy")
 
 
-def _given_or_scenario(given: Any, scenario: Any, setting: str, default: Any = None) -> Any:
-    """A ``Server`` setting: ``given`` when it is not None, else the scenario's (if there is one), else ``default``."""
-    if given is not None:
-        return given
-    return getattr(scenario, setting) if scenario is not None else default
-
-
 def _with_watchdog(ceiling: Ceiling | None, real_seconds: float | None) -> Ceiling:
     ceiling = ceiling or Ceiling()
     if ceiling.real_seconds is not None:
@@ -372,14 +342,4 @@ def _wait_for(ready: Any, seconds: float) -> bool:
             return False
         _clock.real_sleep(0.01)
     return True
-
-
-def _load(path: str | Path, allow_imports: bool) -> Any:
-    from toolchaos.scenario import load_file  # YAML and pydantic: only for a file
-
-    scenarios = load_file(Path(path), allow_imports=allow_imports)
-    if len(scenarios) != 1:
-        raise UserError(f"{path}: holds {len(scenarios)} scenarios (variants); serve one: load it and pass the one "
-                        f"you want", field="scenario")
-    return scenarios[0]
 

@@ -67,6 +67,9 @@ def test_serve_refuses_a_file_of_several_scenarios_and_a_bad_limit(capsys: pytes
     assert "--real-seconds: expected a positive number" in capsys.readouterr().err
     assert main(["serve", str(LOOP_YAML), "--max-body", "8M"]) == 2
     assert "--max-body: expected a positive whole number of bytes" in capsys.readouterr().err
+    resume = next(p for p in (LOOP_YAML.parents[2] / "scenarios").rglob("*.chaos.yaml") if "restart:" in p.read_text())
+    assert main(["serve", str(resume)]) == 2  # a restart runs the agent twice; a served run is one run
+    assert "restart: runs the agent twice" in capsys.readouterr().err
 
 
 def test_without_the_serve_extra_the_commands_say_what_to_install(monkeypatch: pytest.MonkeyPatch,

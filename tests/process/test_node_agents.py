@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from toolchaos import Ceiling, policies
 from toolchaos.fake_tools import catalogue, faults
-from toolchaos.process import ProcessAgent, matrix, run
+from toolchaos.matrices import processes as matrix
+from toolchaos.process import ProcessAgent, run
 
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")

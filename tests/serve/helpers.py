@@ -7,10 +7,23 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from toolchaos._engine import RunSpec
 from toolchaos._internal import clock as _clock
+from toolchaos.certification import scenario_spec
+from toolchaos.scenario import Scenario, load_file
 
 HERE = Path(__file__).parent
 LOOP_YAML = HERE / "timeout-loop.chaos.yaml"
+
+
+def loop_scenario() -> Scenario:
+    (scenario,) = load_file(LOOP_YAML)
+    return scenario
+
+
+def loop_spec(**changes: Any) -> RunSpec:
+    """The run of LOOP_YAML, as ``toolchaos serve`` builds it: a tool that always times out; the ceiling: 6 model turns."""
+    return scenario_spec(loop_scenario()).with_(**changes)
 _T = TypeVar("_T")
 
 

@@ -16,6 +16,7 @@ from chaos_samples import timeout_loop
 
 pytest.importorskip("uvicorn", reason="needs the serve extra")
 
+from toolchaos.certification import judge, scenario_spec
 from toolchaos.errors import UserError
 from toolchaos.reports import scenario_entry
 from toolchaos.scenario import load_text
@@ -25,9 +26,11 @@ LOOP = timeout_loop("served-loop", "terminal_state: STOPPED_LOOP_GUARD", "stop_r
 FORGED = {"state": "STOPPED_LOOP_GUARD", "report": {"guard": "loop", "reason": "forged"}}
 
 
+(SCENARIO,) = load_text(LOOP)
+
+
 def _server(**kw: object) -> Server:
-    (scenario,) = load_text(LOOP)
-    return Server(scenario, real_seconds=20, **kw)  # type: ignore[arg-type]
+    return Server(scenario_spec(SCENARIO, real_seconds=20), **kw)  # type: ignore[arg-type]
 
 
 def test_every_url_handed_out_carries_the_runs_token() -> None:
@@ -52,12 +55,14 @@ def test_a_forged_end_without_the_token_is_refused_and_the_verdict_stays_the_age
         assert rebound.status_code == 403 and "foreign Host" in rebound.json()["error"]["message"]
         assert srv.wait(0.2) is None
         srv.end()  # the agent (here: the test) ends it, with no stop report
-    assert srv.verdict is not None and not srv.verdict.passed  # the agent's own verdict: it reported nothing
+    assert srv.result is not None
+    verdict = judge(SCENARIO, srv.result, agent="the test")
+    assert not verdict.passed  # the agent's own verdict: it reported nothing
     assert srv.result is not None and srv.result.terminal_state != "STOPPED_LOOP_GUARD"
     reasons = [a["reason"] for a in srv.result.foreign]
     assert reasons == ["no run token in the path", "foreign Origin 'http://evil.example'",
                        f"foreign Host 'evil.example:{srv.port}'"]
-    entry, _ = scenario_entry(srv.verdict)
+    entry, _ = scenario_entry(verdict)
     assert [a["reason"] for a in entry["foreign_attempts"]] == reasons
     assert all(srv.token not in json.dumps(a) for a in entry["foreign_attempts"])
 

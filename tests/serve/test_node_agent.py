@@ -16,7 +16,7 @@ pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolch
 from toolchaos._internal import clock as _clock
 from toolchaos.serve import Server
 
-from tests.serve.helpers import LOOP_YAML
+from tests.serve.helpers import loop_spec
 
 AGENT = Path(__file__).parent / "node" / "agent.cjs"
 PACKAGES = Path(__file__).parents[2] / ".ci" / "node" / "node_modules"
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_a_node_openai_agent_counts_what_the_trace_holds() -> None:
-    srv = Server(LOOP_YAML)  # a tool that always times out; the ceiling: 6 model turns
+    srv = Server(loop_spec())  # a tool that always times out; the ceiling: 6 model turns
     with srv:
         env = {**os.environ, "OPENAI_BASE_URL": srv.base_urls["openai"], "OPENAI_API_KEY": "x",
                "TOOLCHAOS_MCP_URL": srv.mcp_url, "NODE_PATH": str(PACKAGES)}

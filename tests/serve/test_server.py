@@ -20,10 +20,11 @@ from toolchaos import invariants as inv  # noqa: E402
 from toolchaos import policies  # noqa: E402
 from toolchaos._internal import clock as _clock  # noqa: E402
 from toolchaos._internal.limits import Ceiling  # noqa: E402
+from toolchaos.certification import judge  # noqa: E402
 from toolchaos.fake_tools import catalogue  # noqa: E402
 from toolchaos.serve import ENDED_STATUS, Server  # noqa: E402
 
-from tests.serve.helpers import LOOP_YAML, harness_threads, run_async  # noqa: E402
+from tests.serve.helpers import harness_threads, loop_scenario, loop_spec, run_async  # noqa: E402
 
 ARGS = {"invoice_id": "inv_1"}
 
@@ -75,7 +76,7 @@ async def _openai_turn(client: Any, msgs: list[Any], tools: list[Any], stream: b
 @pytest.mark.parametrize("stream", [False, True], ids=["create", "stream"])
 def test_openai_sdk_agent_counts_match_the_trace_and_the_ceiling_ends_it(stream: bool) -> None:
     seen: dict[str, Any] = {"answers": 0, "tool_calls": 0}
-    srv = Server(LOOP_YAML)  # its ceiling: 6 model turns
+    srv = Server(loop_spec())  # its ceiling: 6 model turns
     with srv:
         run_async(openai_agent(srv, stream, seen))
     res = srv.result
@@ -83,7 +84,8 @@ def test_openai_sdk_agent_counts_match_the_trace_and_the_ceiling_ends_it(stream:
     assert seen["answers"] == res.turns == 6 and seen["tool_calls"] == res.total_executions == 6
     assert "the run has ended (more than 6 model turns" in seen["refused"]  # a 400, which no SDK retries
     assert [r.status for r in res.requests] == [200] * 7  # the 7th reached the policy, which the ceiling refused
-    assert srv.verdict is not None and [v.invariant for v in srv.verdict.violations][:1] == ["bounded.executions"]
+    verdict = judge(loop_scenario(), res, agent="an openai SDK agent")  # the server only runs: whoever loaded the scenario judges it
+    assert [v.invariant for v in verdict.violations][:1] == ["bounded.executions"]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["create", "stream"])
@@ -310,12 +312,3 @@ def test_a_tools_retry_after_waited_in_real_seconds_lets_the_retry_through() -> 
     res = srv.result
     assert res is not None and [e["t"] for e in res.trace.of_kind("tool")] == [0.0, 0.3]
     res.check(inv.retry_after_honoured(), terminated=False)
-
-
-def test_a_scenario_with_a_restart_is_not_served() -> None:
-    from toolchaos.errors import UserError
-    from toolchaos.scenario import load_file
-
-    resume = next(p for p in (LOOP_YAML.parents[2] / "scenarios").rglob("*.chaos.yaml") if "restart:" in p.read_text())
-    with pytest.raises(UserError, match="restart"):
-        Server(load_file(resume)[0])
