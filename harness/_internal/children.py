@@ -31,7 +31,16 @@ namespaces; ``sealing_available()`` says so):
   ``forward={port: unix_socket_path}`` listens on ``127.0.0.1:port`` inside that namespace
   and relays each connection to a Unix socket the parent listens on (Unix sockets are
   files, which cross network namespaces), so a sealed child can still reach the harness's
-  own server.
+  own server;
+- with ``private_tmp=paths`` the child also gets a mount namespace in which the machine's
+  shared temporary folders (``tempfile.gettempdir()``, ``/tmp``, ``/var/tmp``, ``/dev/shm``)
+  are fresh and empty, but for the entries of theirs that hold a path it needs: those
+  ``paths``, its working directory, the forwarded sockets, and the existing paths its argv and
+  environment name (bound back at the same place). So another run's relay socket in the same
+  temporary folder is not there for it. It also gets a ``/proc`` of its own PID namespace, and
+  its mounts are locked (a further user namespace), so not even a child running as root in
+  its namespace can unmount them. ``Child.private_tmp`` says whether it got them, and
+  ``Child.private_note`` what is missing (the child runs with the shared folders then).
 
 The process tree: the caller, then a *keeper* (forked from the caller, in the new user and
 network namespaces, outside the PID namespace), then the *init* (PID 1 of the new
@@ -69,6 +78,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -84,6 +94,10 @@ _DRAIN = 0.2  # real seconds to drain output after the child ended (a leftover m
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
+_CLONE_NEWNS = 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x1000, 0x4000, 0x40000
+_MNT_DETACH = 2
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")  # with tempfile.gettempdir(): what a private child sees empty
 _PR_SET_PDEATHSIG = 1
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP, _IFF_LOOPBACK, _IFF_RUNNING = 0x1, 0x8, 0x40
@@ -177,28 +191,184 @@ def _write(path: str, text: str) -> None:  # pragma: no cover - runs in a forked
         os.close(fd)
 
 
-def _enter_namespaces(*, seal_network: bool) -> None:  # pragma: no cover - runs in a forked child
-    """Move this (single-threaded, forked) process into new user and network namespaces.
+def _enter_namespaces(*, seal_network: bool, mounts: bool = False) -> None:  # pragma: no cover - in a fork
+    """Move this (single-threaded, forked) process into new user and network (and, ``mounts``, mount) namespaces.
 
     Its children go into a new PID namespace (the first becomes its PID 1).
     """
+    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if seal_network else 0) | (_CLONE_NEWNS if mounts else 0)
+    _new_user_namespace(flags)
+    if seal_network:
+        _loopback_up()
+
+
+def _new_user_namespace(flags: int) -> None:  # pragma: no cover - runs in a forked child
+    """``unshare(flags)`` (a new user namespace among them), mapped to this process's own uid and gid."""
     assert _libc is not None
     uid, gid = os.getuid(), os.getgid()  # read before: inside, they read as the overflow id until mapped
-    flags = _CLONE_NEWUSER | _CLONE_NEWPID | (_CLONE_NEWNET if seal_network else 0)
     if _libc.unshare(flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"unshare: {os.strerror(err)}")
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    if seal_network:
-        _loopback_up()
 
 
 def _loopback_up() -> None:  # pragma: no cover - runs in a forked child
     """A new network namespace has loopback down: bring it up, nothing else exists."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
+
+
+# --- private temporary folders ---------------------------------------------------------------
+#
+# Every run's relay socket lives in the shared temporary folder, and a child runs as the same
+# user: without a mount namespace it can list the folder and connect to another run's socket.
+# With one, the keeper mounts a fresh tmpfs over each shared temporary folder and binds back
+# the entries of theirs the child needs (its own run's folder, its working directory, what its
+# command and environment name), each opened before the tmpfs covers it; what to hide and
+# what to keep is decided in the caller, before the fork, so the keeper only mounts. The init,
+# PID 1 of the new PID namespace, then mounts a /proc of that namespace (the machine's
+# processes, and their /proc/PID/root, out of sight) and enters one more user and mount
+# namespace: the kernel locks mounts copied into a namespace of a less privileged user
+# namespace, so a command running as root in its namespace cannot unmount the tmpfs to see
+# what it covers.
+
+
+@dataclass(frozen=True)
+class _Private:
+    """A child's private temporary folders, planned in the caller (see above)."""
+
+    hide: tuple[tuple[str, int], ...]  # (folder, its permission bits): a fresh tmpfs each, outer folders first
+    keep: tuple[tuple[str, str, str], ...]  # (entry of a hidden folder, "dir", "file" or "link", a link's target)
+    cwd: str  # the caller's working directory, entered again once the folders are in place (a relative cwd's base)
+    notes: tuple[str, ...]  # shared folders left visible, and why
+
+
+def _private_plan(paths: Sequence[str | os.PathLike[str]], argv: Sequence[str], env: Mapping[str, str],
+                  cwd: str | os.PathLike[str] | None) -> _Private:
+    """Which folders a private child sees empty, and which of their entries it keeps (see above)."""
+    ours = os.getcwd()
+    here = os.path.realpath(os.path.join(ours, os.fspath(cwd)) if cwd is not None else ours)  # where it runs
+    roots: list[str] = []
+    for folder in (tempfile.gettempdir(), *SHARED_TEMP):
+        real = os.path.realpath(folder)
+        if real != "/" and real not in roots and os.path.isdir(real):
+            roots.append(real)
+    notes = tuple(f"{r} stays shared: it is the child's working directory" for r in roots if r == here)
+    roots = sorted((r for r in roots if r != here), key=len)
+    wanted = [*(os.fspath(p) for p in paths), ours, here, *_named_paths(argv, env, here, roots)]
+    keep: dict[str, tuple[str, str]] = {}
+    for path in wanted:
+        for candidate in dict.fromkeys((os.path.normpath(path), os.path.realpath(path))):
+            entry = _entry_below(candidate, roots)
+            if entry is not None and entry not in keep and os.path.lexists(entry):
+                keep[entry] = _kind(entry)
+    return _Private(tuple((r, os.stat(r).st_mode & 0o7777) for r in roots),
+                    tuple((entry, *kind) for entry, kind in keep.items()), ours, notes)
+
+
+def _kind(entry: str) -> tuple[str, str]:
+    if os.path.islink(entry):  # a link is made again: a mount would follow it
+        return "link", os.readlink(entry)
+    return ("dir" if os.path.isdir(entry) else "file"), ""
+
+
+def _named_paths(argv: Sequence[str], env: Mapping[str, str], cwd: str, roots: Sequence[str]) -> list[str]:
+    """The paths under ``roots`` that the command line (its items, a ``--flag=value``'s value) and environment name."""
+    texts = [*argv, *(a.partition("=")[2] for a in argv if "=" in a)]
+    candidates = [os.path.join(cwd, t) for t in texts if t and "\0" not in t]
+    candidates += [part for value in env.values() for part in value.split(os.pathsep) if part.startswith("/")]
+    prefixes = tuple(r.rstrip("/") + "/" for r in roots)
+    return [c for c in candidates if c.startswith(prefixes)]
+
+
+def _entry_below(path: str, roots: Sequence[str]) -> str | None:
+    """The entry of the innermost of ``roots`` that holds ``path`` (``None``: in none of them, or one of them)."""
+    for root in sorted(roots, key=len, reverse=True):
+        if path.startswith(root.rstrip("/") + "/"):
+            return os.path.join(root, os.path.relpath(path, root).split(os.sep, 1)[0])
+    return None
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:  # pragma: no cover - runs in a forked child
+    assert _libc is not None
+    if _libc.mount(None if source is None else source.encode(), target.encode(),
+                   None if fstype is None else fstype.encode(), flags,
+                   None if data is None else data.encode()) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {fstype or source} on {target}: {os.strerror(err)}")
+
+
+def _make_private(plan: _Private) -> str:  # pragma: no cover - runs in the keeper
+    """Hide the plan's folders, bind back its entries; "" when done, else why not (then nothing is hidden)."""
+    assert _libc is not None
+    mounted: list[str] = []
+    fds: list[int] = []
+    try:
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing mounted here reaches the caller's namespace
+        fds = [os.open(entry, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC) for entry, _, _ in plan.keep]
+        for folder, mode in plan.hide:  # outer folders first, each with its entries back before the next
+            os.makedirs(folder, exist_ok=True)  # a folder inside one hidden (or kept) before it
+            _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode={mode:o}")
+            mounted.append(folder)
+            for (entry, kind, target), fd in zip(plan.keep, fds):
+                if os.path.dirname(entry) == folder:
+                    _bind_back(entry, kind, target, fd)
+        os.chdir(plan.cwd)  # through the new mounts: the old working directory would lead past them
+        return ""
+    except OSError as exc:
+        for folder in reversed(mounted):
+            _libc.umount2(folder.encode(), _MNT_DETACH)
+        with contextlib.suppress(OSError):
+            os.chdir(plan.cwd)
+        return f"the temporary folders stay shared: {exc}"
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _bind_back(entry: str, kind: str, target: str, fd: int) -> None:  # pragma: no cover - runs in the keeper
+    """Put ``entry`` back where the tmpfs covered it: the same folder or file (``fd``, opened before), or link."""
+    if kind == "link":
+        os.symlink(target, entry)
+        return
+    if kind == "dir":
+        os.makedirs(entry, exist_ok=True)
+    else:
+        os.close(os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    _mount(f"/proc/self/fd/{fd}", entry, None, _MS_BIND | _MS_REC)
+
+
+def _enter_private(seal_network: bool, plan: _Private) -> str:  # pragma: no cover - runs in the keeper
+    """Enter the namespaces with a mount namespace, and make the plan's folders private: "", or why they are not.
+
+    A kernel that refuses the mount namespace alone gets the others without it (the folders stay shared).
+    """
+    outside = os.readlink("/proc/self/ns/user")
+    try:
+        _enter_namespaces(seal_network=seal_network, mounts=True)
+    except OSError as exc:
+        if os.readlink("/proc/self/ns/user") != outside:  # in, but not set up: no second try from there
+            raise
+        _enter_namespaces(seal_network=seal_network)
+        return f"the temporary folders stay shared: no mount namespace here ({exc})"
+    return _make_private(plan)
+
+
+def _lock_mounts() -> tuple[bool, str]:  # pragma: no cover - runs in the init
+    """A /proc of this PID namespace, then the mounts locked (see above): whether they are, and what is missing."""
+    missing = []
+    try:
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    except OSError as exc:
+        missing.append(f"it sees the machine's /proc ({exc})")
+    try:
+        _new_user_namespace(_CLONE_NEWUSER | _CLONE_NEWNS)
+    except OSError as exc:  # hidden still, but a command running as root in its namespace could unmount them
+        return False, "; ".join([*missing, f"its mounts could not be locked ({exc})"])
+    return True, "; ".join(missing)
 
 
 # --- forwarding loopback ports to Unix sockets ---------------------------------------------
@@ -267,6 +437,8 @@ class Child:
                  listeners: list[tuple[socket.socket, str]], background: bool = True) -> None:
         self.pid = pid  # the process the caller waits for: the keeper, or the command itself
         self.sealed = sealed  # in its own PID (and, when asked, network) namespace
+        self.private_tmp = False  # asked (start(private_tmp=...)) and got private temporary folders
+        self.private_note = ""  # asked: what it did not get, and why
         self._out, self._err = _Capped(cap), _Capped(cap)
         self._popen = popen
         self._listeners = listeners
@@ -554,13 +726,15 @@ def _parse_status(data: bytes) -> tuple[str, int] | None:
 
 def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
           stdin: bytes = b"", seal_network: bool = False, forward: Mapping[int, str | os.PathLike[str]] | None = None,
-          cap: int = CAP) -> Child:
+          cap: int = CAP, private_tmp: Sequence[str | os.PathLike[str]] | None = None) -> Child:
     """Start ``argv`` as a contained child (see the module docstring); ``OSError`` when it cannot start.
 
     ``env``: the whole environment (default: the caller's). ``stdin``: bytes fed to it, then
     closed. ``seal_network``: loopback only, where ``sealing_available()``. ``forward``:
     loopback ports that relay to Unix sockets of the caller. ``cap``: bytes kept of each of
-    stdout and stderr.
+    stdout and stderr. ``private_tmp``: the shared temporary folders private, where
+    ``sealing_available()``, but for these paths and those the command needs (``Child.private_tmp``,
+    ``Child.private_note`` say how it went).
     """
     argv = [os.fspath(a) for a in argv]
     if not argv:
@@ -571,10 +745,15 @@ def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str
     in_r, in_w = os.pipe()
     try:
         if sealing_available():
+            plan = (None if private_tmp is None else
+                    _private_plan([*private_tmp, *(forward or {}).values()], argv, environ, cwd))
             return _start_sealed(argv, environ, cwd, (in_r, out_w, err_w), (in_w, out_r, err_r), stdin,
-                                 seal_network, dict(forward or {}), cap)
-        return _start_plain(argv, environ, cwd, (in_r, out_w, err_w), (in_w, out_r, err_r), stdin,
-                            dict(forward or {}), cap)
+                                 seal_network, dict(forward or {}), cap, plan)
+        child = _start_plain(argv, environ, cwd, (in_r, out_w, err_w), (in_w, out_r, err_r), stdin,
+                             dict(forward or {}), cap)
+        if private_tmp is not None:
+            child.private_note = "no user namespaces here: the child shares the machine's temporary folders"
+        return child
     except BaseException:
         for fd in (in_w, out_r, err_r):
             with contextlib.suppress(OSError):
@@ -603,7 +782,7 @@ def _start_plain(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[st
 
 def _start_sealed(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
                   child_fds: tuple[int, int, int], our_fds: tuple[int, int, int], stdin: bytes, seal_network: bool,
-                  forward: dict[int, str | os.PathLike[str]], cap: int) -> Child:
+                  forward: dict[int, str | os.PathLike[str]], cap: int, plan: _Private | None) -> Child:
     status_r, status_w = os.pipe()
     try:
         pid = _fork()
@@ -611,23 +790,26 @@ def _start_sealed(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[s
             os.close(status_r)
             for fd in our_fds:
                 os.close(fd)
-            _keeper(argv, env, cwd, child_fds, status_w, seal_network, forward)
+            _keeper(argv, env, cwd, child_fds, status_w, seal_network, forward, plan)
         with contextlib.suppress(OSError):  # both sides set the group: no window where end() misses it
             os.setpgid(pid, pid)
     finally:
         os.close(status_w)
     try:
-        rest = _await_start(status_r, pid)
+        started, rest = _await_start(status_r, pid)
     except BaseException:
         os.close(status_r)
         raise
-    return Child(pid, True, our_fds[1], our_fds[2], our_fds[0], stdin, status_r, rest, cap, None, [])
+    child = Child(pid, True, our_fds[1], our_fds[2], our_fds[0], stdin, status_r, rest, cap, None, [])
+    child.private_tmp, child.private_note = started[1:2] == "P", started[2:]
+    return child
 
 
-def _await_start(status_r: int, pid: int) -> bytes:
+def _await_start(status_r: int, pid: int) -> tuple[str, bytes]:
     """Block until the init reports the command started (``S``), or raise the error it reports (``E``).
 
-    Returns what the pipe held after that line (the command may already have ended).
+    Returns that line (``SP`` or ``SN`` and a note for a child that asked for private temporary
+    folders: ``_private_status``), and what the pipe held after it (the command may already have ended).
     """
     buf = b""
     while b"\n" not in buf:
@@ -642,7 +824,7 @@ def _await_start(status_r: int, pid: int) -> bytes:
         code, message, filename = [*line[1:].decode(errors="replace").split("\t"), "", ""][:3]
         number = int(code) if code.isdigit() else errno.EINVAL
         raise OSError(number, message, filename) if filename else OSError(number, message)
-    return rest
+    return line.decode(errors="replace"), rest
 
 
 def _report(fd: int, line: str) -> None:  # pragma: no cover - runs in a forked child
@@ -659,8 +841,9 @@ def _report_end(fd: int, pid: int) -> None:  # pragma: no cover - runs in a fork
 
 def _keeper(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
             child_fds: tuple[int, int, int], status_w: int, seal_network: bool,
-            forward: dict[int, str | os.PathLike[str]]) -> None:  # pragma: no cover - runs in the keeper
-    """In the keeper: enter the namespaces, fork the init, wait for it.
+            forward: dict[int, str | os.PathLike[str]],
+            plan: _Private | None) -> None:  # pragma: no cover - runs in the keeper
+    """In the keeper: enter the namespaces (and make the planned folders private), fork the init, wait for it.
 
     The keeper cannot start threads (after ``unshare(CLONE_NEWPID)`` the kernel refuses
     them), so the forwarded ports are served by the init.
@@ -669,10 +852,12 @@ def _keeper(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | 
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, [])  # the forking thread's mask is not the command's
         os.setpgid(0, 0)
-        _enter_namespaces(seal_network=seal_network)
+        private = None if plan is None else (plan, _enter_private(seal_network, plan))
+        if plan is None:
+            _enter_namespaces(seal_network=seal_network)
         init = _fork()
         if init == 0:
-            _init(argv, env, cwd, child_fds, status_w, forward)
+            _init(argv, env, cwd, child_fds, status_w, forward, private)
         for fd in (*child_fds, status_w):
             os.close(fd)
         # The caller's SIGTERM is for the command: the init passes it on to the namespace.
@@ -688,14 +873,19 @@ def _keeper(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | 
 
 def _init(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | None,
           child_fds: tuple[int, int, int], status_w: int,
-          forward: dict[int, str | os.PathLike[str]]) -> None:  # pragma: no cover - runs in the init
-    """PID 1 of the namespace: serve the forwarded ports, start the command, pass SIGTERM on, report its end."""
+          forward: dict[int, str | os.PathLike[str]],
+          private: tuple[_Private, str] | None) -> None:  # pragma: no cover - runs in the init
+    """PID 1 of the namespace: serve the forwarded ports, start the command, pass SIGTERM on, report its end.
+
+    ``private``: the keeper's plan of private folders, and why they are not private ("": they are).
+    """
     code = 0
     try:
         assert _libc is not None
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the keeper killed: the namespace dies
         signal.signal(signal.SIGTERM, _pass_on)
         signal.signal(signal.SIGINT, _pass_on)
+        started = "S" if private is None else _private_status(*private)  # before a thread: it may unshare
         try:
             _serve_forwards(_listen(forward))
             popen = subprocess.Popen(argv, stdin=child_fds[0], stdout=child_fds[1], stderr=child_fds[2], env=env,
@@ -705,13 +895,22 @@ def _init(argv: list[str], env: dict[str, str], cwd: str | os.PathLike[str] | No
             return
         for fd in child_fds:
             os.close(fd)
-        _report(status_w, "S")
+        _report(status_w, started)
         _report_end(status_w, popen.pid)
     except BaseException as exc:
         _report(status_w, f"E{errno.EINVAL}\t{exc}\t")
         code = 1
     finally:
         os._exit(code)  # PID 1 ends: the kernel kills what is left in the namespace
+
+
+def _private_status(plan: _Private, failed: str) -> str:  # pragma: no cover - runs in the init
+    """The start line of a child with private folders: ``SP`` (all private) or ``SN`` (not all), and a note."""
+    if failed:
+        return "SN" + failed
+    locked, missing = _lock_mounts()
+    note = "; ".join([*plan.notes, *([missing] if missing else [])]).replace("\n", " ")
+    return ("SP" if locked and not plan.notes else "SN") + note
 
 
 def _pass_on(signum: int, frame: object) -> None:  # pragma: no cover - runs in the init

@@ -3,14 +3,17 @@
 Two certifications side by side on one machine (parallel CI jobs on one runner) each run a
 process agent that looks for the other run's socket in the shared temporary directory (the
 relay of a contained child, ``toolchaos-agent-*/server.sock``), or its TCP port, and posts a
-forged end there. Neither run can be ended or queried by the other: the forged requests lack
-the other run's token, are refused, and are recorded in the victim's result as foreign
-attempts, while each run ends as its own agent made it end.
+forged end there. Where the child gets private temporary folders (a mount namespace), the other
+run's socket is not there for it at all; where it does not (the first test shares the folders,
+as a platform without mount namespaces does), neither run can be ended or queried by the other:
+the forged requests lack the other run's token, are refused, and are recorded in the victim's
+result as foreign attempts, while each run ends as its own agent made it end.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -18,32 +21,40 @@ from typing import Any
 
 import pytest
 from toolchaos import Ceiling, RunSpec, policies
+from toolchaos._internal import children
 from toolchaos.fake_tools import catalogue
 from toolchaos.process import ProcessAgent, run
 
 pytest.importorskip("mcp")
 pytest.importorskip("uvicorn")
 
-# Waits until it sees another run's socket (or gives up), posts a forged end to every socket it
-# finds but its own, with its own token (all it knows), then asks its own model once and exits 0.
+# Waits until it sees the other run's socket among those it finds in the shared temporary folder
+# (or gives up), posts a forged end there, with its own token (all it knows) and with none, then asks
+# its own model once and exits 0. Which socket is the other run's, it reads from a file the other
+# agent writes (argv: its own file, the other's), so that other tests' runs on the machine are left alone.
 HOSTILE = r'''
 import glob, json, os, socket, sys, tempfile, time, urllib.parse, urllib.request
 
 base = os.environ["OPENAI_BASE_URL"]
 url = urllib.parse.urlsplit(base)
 mine = os.path.join(os.environ["HOME"], "server.sock")
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(mine)
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 token_prefix = url.path.rsplit("/v1", 1)[0]
 pattern = os.path.join(tempfile.gettempdir(), "toolchaos-agent-*", "server.sock")
-deadline = time.monotonic() + 10
-others = []
+deadline = time.monotonic() + 20
+others, partner = [], None
 while time.monotonic() < deadline:
+    if partner is None and os.path.exists(sys.argv[2]):
+        partner = open(sys.argv[2]).read()
     others = [p for p in glob.glob(pattern) if p != mine]
-    if others:
+    if partner in others:
         break
     time.sleep(0.05)
 answers = []
 body = json.dumps({"state": "STOPPED_LOOP_GUARD", "report": {"guard": "hijack", "reason": "forged"}})
-for path in others:
+for path in [p for p in others if p == partner]:
     for prefix in (token_prefix, ""):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -58,31 +69,43 @@ for path in others:
         finally:
             s.close()
 req = urllib.request.Request(base + "/chat/completions", data=json.dumps(
-    {"model": "m", "messages": [{"role": "user", "content": "go"}]}).encode(),
+    {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": [{"type": "function", "function": {
+        "name": "fetch_invoice", "parameters": {"type": "object", "properties": {}}}}]}).encode(),
     headers={"content-type": "application/json", "authorization": "Bearer x"})
 urllib.request.urlopen(req, timeout=10).read()
 print("ATTACKS", json.dumps({"others": len(others), "answers": answers}), flush=True)
 '''
 
 
-def _run_one(script: Path, out: dict[str, Any], key: str) -> None:
+def _run_one(script: Path, out: dict[str, Any], key: str, other: str) -> None:
     spec = RunSpec.of(task="Get the total of invoice inv_1.", tools=[catalogue.get("fetch_invoice")],
                       policy=policies.scripted([{"final": "done"}]), ceiling=Ceiling(real_seconds=30))
     try:
-        out[key] = run(ProcessAgent((sys.executable, str(script))), spec)
+        out[key] = run(ProcessAgent((sys.executable, str(script), str(script.parent / key),
+                                     str(script.parent / other))), spec)
     except BaseException as exc:  # shown by the test's assertion, not lost in a thread
         out[key] = exc
 
 
-def test_two_runs_side_by_side_cannot_end_each_other_through_their_sockets(tmp_path: Path) -> None:
-    from toolchaos._internal import children
+def _shared_temp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children share the machine's temporary folders, as where there are no mount namespaces."""
+    real = children.start
 
+    def start(*args: Any, private_tmp: object = None, **kwargs: Any) -> children.Child:
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(children, "start", start)
+
+
+def test_two_runs_side_by_side_cannot_end_each_other_through_their_sockets(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     if not children.sealing_available():
         pytest.skip("no user namespaces here: children share the network, there is no relay socket to find")
+    _shared_temp(monkeypatch)  # the token alone: each agent finds the other's socket
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE)
     results: dict[str, Any] = {}
-    threads = [threading.Thread(target=_run_one, args=(script, results, k)) for k in ("a", "b")]
+    threads = [threading.Thread(target=_run_one, args=(script, results, *pair)) for pair in (("a", "b"), ("b", "a"))]
     for t in threads:
         t.start()
     for t in threads:
@@ -100,3 +123,100 @@ def test_two_runs_side_by_side_cannot_end_each_other_through_their_sockets(tmp_p
         # the other agent's attempts (with its own token, and with none), recorded here: refused on the
         # Host it named (its own run's port), and on the token when the Host is right
         assert len(res.foreign) >= 2 and all(a["path"].endswith("/toolchaos/end") for a in res.foreign), res.foreign
+
+
+# Tells the other agent where its socket is (through a file in the test's folder, which both see:
+# a folder their command names), waits for the other's, then tries to reach it by that path and by
+# looking; and checks what it sees of the temporary folder: its own run's folder, nothing else.
+PROBING = r'''
+import glob, json, os, socket, sys, tempfile, time, urllib.request
+
+me, other = sys.argv[1], sys.argv[2]
+mine = os.path.join(os.environ["HOME"], "server.sock")
+with open(me + ".tmp", "w") as f:
+    f.write(mine)
+os.rename(me + ".tmp", me)
+deadline = time.monotonic() + 20
+while not os.path.exists(other) and time.monotonic() < deadline:
+    time.sleep(0.02)
+theirs = open(other).read()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(theirs)
+    reached = "connected"
+except OSError as exc:
+    reached = type(exc).__name__
+finally:
+    s.close()
+own = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+own.connect(mine)  # its own socket is there, and answers
+own.close()
+found = {
+    "theirs": theirs, "exists": os.path.exists(theirs), "reached": reached,
+    "globbed": [p for p in glob.glob(os.path.join(tempfile.gettempdir(), "toolchaos-agent-*", "server.sock"))
+                if p != mine],
+    "listed": sorted(os.listdir(tempfile.gettempdir())),
+    "home": os.environ["HOME"], "home_files": sorted(os.listdir(os.environ["HOME"])),
+    "cwd": os.getcwd(), "proc": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+}
+req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(
+    {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": [{"type": "function", "function": {
+        "name": "fetch_invoice", "parameters": {"type": "object", "properties": {}}}}]}).encode(),
+    headers={"content-type": "application/json", "authorization": "Bearer x"})
+urllib.request.urlopen(req, timeout=10).read()
+print("FOUND", json.dumps(found), flush=True)
+'''
+
+
+def _needs_private_temp() -> None:
+    """Skip where children cannot get private temporary folders (no user or mount namespaces)."""
+    if not children.sealing_available():
+        pytest.skip("no user namespaces here: children share the machine's temporary folders")
+    probe = children.start(["true"], env={"PATH": os.defpath}, private_tmp=())
+    probe.end(1.0)
+    if not probe.private_tmp:
+        pytest.skip(f"no private temporary folders here: {probe.private_note}")
+
+
+def test_two_runs_side_by_side_cannot_see_each_others_socket(tmp_path: Path) -> None:
+    _needs_private_temp()
+    script = tmp_path / "probing.py"
+    script.write_text(PROBING)
+    results: dict[str, Any] = {}
+    spec = RunSpec.of(task="Get the total of invoice inv_1.", tools=[catalogue.get("fetch_invoice")],
+                      policy=policies.scripted([{"final": "done"}]), ceiling=Ceiling(real_seconds=30))
+
+    def one(me: str, other: str) -> None:
+        try:
+            results[me] = run(ProcessAgent((sys.executable, str(script), str(tmp_path / me), str(tmp_path / other)),
+                                           cwd=str(tmp_path)), spec)
+        except BaseException as exc:  # shown by the test's assertion, not lost in a thread
+            results[me] = exc
+
+    threads = [threading.Thread(target=one, args=pair) for pair in (("a", "b"), ("b", "a"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert set(results) == {"a", "b"} and not any(isinstance(r, BaseException) for r in results.values()), results
+    founds = {}
+    for me, res in results.items():
+        assert res.process.private_tmp and res.process.private_note == "", res.process
+        line = next((ln for ln in res.process.stdout.splitlines() if ln.startswith("FOUND ")), None)
+        assert line is not None, res.process.stderr
+        founds[me] = json.loads(line.partition(" ")[2])
+    for me, other in (("a", "b"), ("b", "a")):
+        res, found = results[me], founds[me]
+        # the other run's socket, in its own run's folder (where that agent reached it); from here, nowhere
+        assert found["theirs"] == str(Path(founds[other]["home"]) / "server.sock") != str(Path(found["home"]))
+        assert not found["exists"] and found["reached"] == "FileNotFoundError", found
+        assert found["globbed"] == [], found
+        # of the temporary folder it sees its own run's folder and the folders its command names, no other run's
+        home = Path(found["home"])
+        assert [n for n in found["listed"] if n.startswith("toolchaos-agent-")] == [home.name], found["listed"]
+        # its own socket, HOME and working directory are where they are outside
+        assert "server.sock" in found["home_files"] and found["cwd"] == str(tmp_path), found
+        assert found["proc"][0] == 1 and len(found["proc"]) < 10, "a /proc of its own PID namespace"
+        # it ended as its own agent made it end, after its one model turn through its own socket
+        assert res.terminal_state == "COMPLETED" and res.process.ended_by == "agent", (res.terminal_state, res.error)
+        assert res.foreign == [], "nothing of the other run's reached this one"
