@@ -97,8 +97,12 @@ def test_token_meter_gives_the_estimate_of_the_whole_conversation_as_it_grows_an
     for i in range(30):
         msgs.append({"role": "tool", "tool_call_id": f"c{i}", "content": {"rows": ["é" * i, i / 3, None]}})
         assert meter.estimate(msgs) == estimate_tokens(msgs)
-    msgs[4]["content"] = "trimmed"  # an agent that trims an old tool result in place
+    msgs[25]["content"] = "trimmed"  # a recent tool result trimmed in place: one of the last 8 seen
     assert meter.estimate(msgs) == estimate_tokens(msgs)
+    msgs[0]["content"] = "rewritten"  # the first message (a system prompt) edited in place
+    assert meter.estimate(msgs) == estimate_tokens(msgs)
+    msgs[4]["content"] = "trimmed"  # an old one in place: handed as a new list, it is measured again
+    assert meter.estimate(list(msgs)) == estimate_tokens(msgs)
     msgs[7] = {"role": "user", "content": "replaced"}
     del msgs[12:]
     assert meter.estimate(msgs) == estimate_tokens(msgs)
@@ -110,13 +114,16 @@ def test_token_meter_read_gives_copies_that_follow_the_messages():
     msgs = [{"role": "user", "content": f"m{i}"} for i in range(5)]
     first = meter.read(msgs)
     assert first == msgs and all(a is not b for a, b in zip(first, msgs))
+    copies = list(first)
     msgs.append({"role": "tool", "tool_call_id": "c1", "content": "ok"})
     second = meter.read(msgs)
-    assert second[:5] == first and all(a is b for a, b in zip(first, second))  # unchanged: not copied again
-    second[2]["content"] = "edited by the reader"  # a caller that edits its copy gets a fresh one next turn
-    msgs[0]["content"] = "trimmed"  # the owner edits a message in place
+    assert second is first  # the same list, grown: not copied every turn
+    assert second[:5] == copies and all(a is b for a, b in zip(copies, second))  # unchanged: not copied again
+    edited = second[2]
+    edited["content"] = "edited by the reader"  # a caller that edits its copy gets a fresh one next turn
+    msgs[0]["content"] = "trimmed"  # the owner edits its first message in place
     third = meter.read(msgs)
-    assert third == msgs and third[2] is not second[2]
+    assert third == msgs and third[2] is not edited
     assert meter.estimate(third) == estimate_tokens(msgs)
     assert meter.read(msgs[:2]) == msgs[:2] and meter.estimate(msgs[:2]) == estimate_tokens(msgs[:2])
 
@@ -124,15 +131,16 @@ def test_token_meter_read_gives_copies_that_follow_the_messages():
 def test_token_meter_skips_what_its_caller_vouches_for_and_still_replaces_edited_copies():
     meter, source = TokenMeter(), object()
     msgs = [{"role": "user", "content": f"m{i}"} for i in range(4)]
-    first = meter.read(msgs, 0, source)
+    copies = list(meter.read(msgs, 0, source))
     msgs.append({"role": "tool", "tool_call_id": "c1", "content": "ok"})
     second = meter.read(msgs, 4, source)  # vouched: the first four are last time's objects, unedited
-    assert second == msgs and all(a is b for a, b in zip(first, second))
+    assert second == msgs and all(a is b for a, b in zip(copies, second))
     assert meter.estimate(second) == estimate_tokens(msgs)
+    edited = second[1], second[3]
     second[1]["content"] = "edited by the policy"
     second[3].pop("role")
     third = meter.read(msgs, 5, source)
-    assert third == msgs and third[1] is not second[1] and third[3] is not second[3] and third[0] is first[0]
+    assert third == msgs and third[1] is not edited[0] and third[3] is not edited[1] and third[0] is copies[0]
     assert meter.estimate(third) == estimate_tokens(msgs)
     import copy
     import pickle
