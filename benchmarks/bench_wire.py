@@ -144,6 +144,10 @@ def _per_request(quick: bool) -> dict[str, float]:
 
 CONVERSATION_TURNS = (10, 50, 200)
 _TOOL_RESULT = '{"invoice_id":"inv_1","total":"671.50","currency":"EUR","status":"open"}'
+# The loops declare their tool: a request without tools and with a system prompt of its own is a side request
+_PARAMS = {"type": "object", "properties": {"invoice_id": {"type": "string"}}, "required": ["invoice_id"]}
+_OPENAI_TOOLS = [{"type": "function", "function": {"name": "fetch_invoice", "parameters": _PARAMS}}]
+_ANTHROPIC_TOOLS = [{"name": "fetch_invoice", "input_schema": _PARAMS}]
 
 
 def _conversations(quick: bool) -> dict[str, float]:
@@ -241,7 +245,7 @@ def _conversations(quick: bool) -> dict[str, float]:
         messages: list[dict[str, Any]] = [{"role": "system", "content": "Use the tools to complete the task."},
                                           {"role": "user", "content": "What is the total of invoice inv_1?"}]
         for _ in range(turns):
-            msg = client.chat.completions.create(model="m", messages=messages).choices[0].message
+            msg = client.chat.completions.create(model="m", messages=messages, tools=_OPENAI_TOOLS).choices[0].message
             tc = msg.tool_calls[0]
             messages.append({"role": "assistant", "content": msg.content, "tool_calls": [
                 {"id": tc.id, "type": "function", "function": {"name": tc.function.name,
@@ -251,7 +255,7 @@ def _conversations(quick: bool) -> dict[str, float]:
     def anthropic_loop(client: Any, turns: int) -> None:
         messages: list[dict[str, Any]] = [{"role": "user", "content": "What is the total of invoice inv_1?"}]
         for _ in range(turns):
-            content = client.messages.create(model="c", max_tokens=64, messages=messages,
+            content = client.messages.create(model="c", max_tokens=64, messages=messages, tools=_ANTHROPIC_TOOLS,
                                              system="Use the tools to complete the task.").content
             use = content[-1]
             messages.append({"role": "assistant", "content": [

@@ -4,9 +4,11 @@
     python benchmarks/run.py --json     # one JSON object
     python benchmarks/run.py --only core
     python benchmarks/run.py --only fuzz --count   # also instructions counted under valgrind
+    python benchmarks/run.py --load     # also the verdicts under CPU hogs (bench_load.py; minutes)
 
 Each ``benchmarks/bench_<name>.py`` exposes ``measure(quick: bool) -> dict[str, float]``;
-this script runs them all (or ``--only``) and merges their figures. Timings use the
+this script runs them all (or ``--only``) and merges their figures; the opt-in ones
+(``OPT_IN``: they load the machine on purpose) only when asked for by their flag or ``--only``. Timings use the
 real clock saved by freezegun, since the harness installs virtual time process-wide.
 """
 
@@ -20,6 +22,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+OPT_IN = {"load": "--load"}  # bench_<name>.py -> the flag that adds it
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
@@ -31,12 +34,16 @@ def main() -> int:
     ap.add_argument("--only", action="append", default=[], help="run only bench_<NAME>.py (repeatable)")
     ap.add_argument("--count", action="store_true",
                     help="also count instructions under valgrind where a benchmark can (slower; needs valgrind)")
+    ap.add_argument("--load", action="store_true",
+                    help="also a certification's verdicts idle and under two CPU hogs (bench_load.py; minutes)")
     args = ap.parse_args()
     if args.count:
         os.environ["TOOLCHAOS_BENCH_COUNT"] = "1"
     names = sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
     if args.only:
         names = [n for n in names if n in args.only]
+    else:
+        names = [n for n in names if n not in OPT_IN or getattr(args, OPT_IN[n].lstrip("-"))]
     figures: dict[str, float] = {}
     for name in names:
         mod = importlib.import_module(f"bench_{name}")

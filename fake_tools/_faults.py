@@ -83,6 +83,10 @@ FAULTS: Registry[Fault] = Registry("fault", key="kind", declares=(
 ))
 
 
+_EPS = 1e-9  # a job due at t finishes for a poll at t, whatever the float sum that reached t
+_DEFAULT_POLLS = 3
+
+
 def _num(x: float) -> float | int:
     """A whole number of seconds is written without its ``.0``."""
     return int(x) if float(x).is_integer() else x
@@ -240,22 +244,31 @@ class Fatal(Fault):
 
 @dataclass(frozen=True, slots=True)
 class Pending(Fault):
-    """Legit polling: "still processing" for ``polls`` calls, then ``then``.
+    """Legit polling: "still processing" (asking to be polled every ``interval`` seconds), then ``then``.
 
-    Polls are counted per distinct argument set (one job each). ``polls=None`` never
-    finishes: only a deadline ends that.
+    Each distinct argument set is one job. With ``after``, a job finishes ``after`` virtual
+    seconds after its first poll, however often it is polled: a runtime that polls faster than
+    the interval only asks more often (``poll_interval_honoured`` judges that). Without it, the
+    poll-count form: the job finishes at the poll after ``polls`` "processing" answers, whenever
+    they come. ``polls=None`` never finishes: only a deadline ends that.
     """
 
     polls: int | None = 3
     then: Fault = field(default_factory=lambda: Ok({"status": "done"}, True))
     interval: float = 5.0
+    after: float | None = None
     kind = "pending"
 
     def resolve(self, call: CallInfo) -> Outcome:
         seen = call.state.setdefault(("pending", id(self)), {})
-        n = seen.get(call.key, 0) + 1
-        seen[call.key] = n
-        if self.polls is None or n <= self.polls:
+        n, first = seen.get(call.key, (0, call.now))
+        n += 1
+        seen[call.key] = (n, first)
+        if self.after is not None:
+            running = call.now - first < self.after - _EPS  # the job's own clock, from its first poll
+        else:
+            running = self.polls is None or n <= self.polls
+        if running:
             return Outcome(
                 "pending", OutcomeClass.PENDING, "processing",
                 {"status": "processing", "poll": n, "retry_after": self.interval}, retryable=True,
@@ -264,7 +277,8 @@ class Pending(Fault):
         return self.then.resolve(call)
 
     def to_data(self) -> Any:
-        return {"pending": {"polls": self.polls, "then": FAULTS.to_data(self.then), "interval": _num(self.interval)}}
+        counted: dict[str, Any] = {"polls": self.polls} if self.after is None else {"after": _num(self.after)}
+        return {"pending": {**counted, "then": FAULTS.to_data(self.then), "interval": _num(self.interval)}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,13 +464,20 @@ def malformed(variant: str = "invalid_json") -> Malformed:
     return Malformed(variant)
 
 
-@FAULTS.register(Pending, help="'still processing' for N polls, then an inner outcome", fuzz=({"polls": 3},))
-def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5.0) -> Pending:
+@FAULTS.register(Pending, help="'still processing' for N polls or, with after, N virtual seconds; then an inner "
+                               "outcome", fuzz=({"polls": 3},))
+def pending(polls: int | None = 3, then: Fault | Any = None, interval: float = 5.0,
+            after: float | None = None) -> Pending:
     if polls is not None:
         _check_number("polls", polls, minimum=0, integer=True)
     _check_number("interval", interval, minimum=0)
+    if after is not None:
+        _check_number("after", after, minimum=0)
+        if polls != _DEFAULT_POLLS:  # the two forms say when the job finishes: one of them must
+            raise _FieldError("after", f"give polls (a poll count) or after (virtual seconds from the first poll), "
+                                       f"not both: got polls={polls!r} and after={after!r}")
     inner = Ok({"status": "done"}, True) if then is None else as_fault(then, "then")
-    return Pending(polls, inner, float(interval))
+    return Pending(polls, inner, float(interval), None if after is None else float(after))
 
 
 @FAULTS.register(Slow, help="answers after N seconds with an inner outcome", fuzz=({"latency": 90.0},))

@@ -29,7 +29,15 @@ from toolchaos.fake_tools._fingerprint import canonical, digest, normalise
 from toolchaos.fake_tools._ledger import EffectLedger
 from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 from toolchaos.fake_tools._schedule import FIRED, FaultSchedule, schedule
-from toolchaos.fake_tools._world import DEFAULT_TTL, HONOURED, IDEMPOTENCY_MODES, Reads, World, Writes
+from toolchaos.fake_tools._world import (
+    DEFAULT_TTL,
+    HONOURED,
+    IDEMPOTENCY_MODES,
+    Reads,
+    World,
+    Writes,
+    declared_idempotency,
+)
 from toolchaos.fake_tools._world import reads as _reads
 from toolchaos.fake_tools._world import writes as _writes
 
@@ -138,11 +146,14 @@ class FakeTool:
         """The tool as a model API declares it (OpenAI function-tool shape).
 
         The ``x-`` keys are the API's documented contract, for a runtime to read: side effect,
-        idempotency key and whether the API honours it, the collection written or read.
+        idempotency key and what the API does with it (``x-idempotency``: ``honoured``,
+        ``honoured-after-delivery`` or ``ignored``; every rule the fake applies is declared
+        here, none only in an attribute), the collection written or read.
         """
         return {"name": self.name, "description": self.description, "parameters": dict(self.parameters),
                 "x-side-effect": self.side_effect, "x-idempotency-key": self.idempotency_key,
-                "x-idempotency": self.idempotency if self.idempotency_key else None,
+                "x-idempotency": (declared_idempotency(self.idempotency, self.honoured_after_applied)
+                                  if self.idempotency_key else None),
                 "x-writes": self.writes.spec() if self.writes else None,
                 "x-reads": self.reads.spec() if self.reads else None}
 

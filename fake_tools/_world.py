@@ -29,6 +29,15 @@ from toolchaos.fake_tools._outcomes import Outcome, OutcomeClass
 HONOURED = "honoured"
 IGNORED = "ignored"
 IDEMPOTENCY_MODES = (HONOURED, IGNORED)
+# What a tool's spec declares (``x-idempotency``), so a runtime can see the whole rule: a key
+# honoured only once a response was delivered is its own value, not an attribute beside ``honoured``.
+HONOURED_AFTER_DELIVERY = "honoured-after-delivery"
+DECLARED_IDEMPOTENCY = (HONOURED, HONOURED_AFTER_DELIVERY, IGNORED)
+
+
+def declared_idempotency(mode: str, honoured_after_applied: bool) -> str:
+    """The ``x-idempotency`` a tool's spec declares for its API's mode and ``honoured_after_applied``."""
+    return HONOURED_AFTER_DELIVERY if mode == HONOURED and not honoured_after_applied else mode
 DEFAULT_TTL = 86_400.0  # Stripe keeps a key for 24 hours
 
 

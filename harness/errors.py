@@ -38,7 +38,7 @@ catches what it always did)::
     BaseException
     └── HarnessStop                         the harness ends a run; past an agent's ``except Exception``
         ├── HardCeiling                     the harness's ceiling on tool calls or model turns
-        ├── WatchdogExpired                 the real-time limit
+        ├── WatchdogExpired                 the watchdog's limits: no progress, or total real time
         ├── NetworkBlocked                  real network access during a run
         ├── LeftoverStopped                 a thread kept calling tools after its run ended
         ├── PolicyCrashed                   the policy (the test) raised
@@ -480,7 +480,7 @@ class HardCeiling(HarnessStop):
 
 
 class WatchdogExpired(HarnessStop):
-    """The agent ran longer than the real-time limit."""
+    """The run reached a limit of the watchdog: no progress while the agent could run, or its total real time."""
 
 
 class NetworkBlocked(HarnessStop):

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-# Agents that spin in pure Python: no call into the harness, so only the real-time watchdog ends them.
+# Agents that never return and call nothing in the harness, so only the watchdog ends them. They
+# wait blocked in C, using no CPU: the machine's load does not change when the no-progress limit
+# ends them (a spinning agent on a loaded machine gets its share of a CPU, and is ended later).
 SPIN_AGENTS = """
+import threading
+
+
 def spin(task, model, tools):
-    while True:  # pure Python, no call into the harness: only the watchdog ends it
-        pass
+    threading.Event().wait()  # no call into the harness: only the watchdog ends it
 
 
 def spin_sdk(task):
-    while True:
-        pass
+    threading.Event().wait()
 """
 
 SPIN_SCENARIO = """

@@ -22,7 +22,7 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.events": [
         "AgentResult", "ApiEvent", "AskedCall", "Budgets", "CallEvent", "Ceiling", "Decision", "EndEvent", "Event",
         "HARNESS_STATES", "LateEvent", "ModelEvent", "ModelTurn", "REPORT_FIELDS", "RefusalEvent", "Shown",
-        "SkippedEvent", "TERMINAL_STATES", "ToolCall", "ToolEvent", "Trace", "Usage", "tool_message",
+        "SideEvent", "SkippedEvent", "TERMINAL_STATES", "ToolCall", "ToolEvent", "Trace", "Usage", "tool_message",
     ],
     "toolchaos.fake_tools": [
         "DefinitionError", "Effect", "EffectLedger", "FakeTool", "FaultSchedule", "ManualClock", "Outcome",
@@ -44,8 +44,8 @@ PUBLIC: dict[str, list[str]] = {
     "toolchaos.invariants": [
         "FinishedRun", "INVARIANTS", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
         "completed", "coverage_text", "fault_coverage", "faults_fired", "goal", "idempotent", "max_side_effects",
-        "no_execution_after_refusal", "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state",
-        "terminated", "world_state",
+        "no_execution_after_refusal", "no_unchanged_resend", "poll_interval_honoured", "retry_after_honoured",
+        "stop_report", "terminal_state", "terminated", "world_state",
     ],
     "toolchaos.policies": [
         "Decision", "Feedback", "ModelView", "POLICIES", "Policy", "PolicyError", "alternate", "cassette", "explore",
@@ -76,8 +76,8 @@ PUBLIC: dict[str, list[str]] = {
         "Tokens", "analyze", "as_json", "judge", "render_table", "sniff",
     ],
     "toolchaos.scenario": [
-        "CATEGORIES", "Expectation", "Restart", "SCENARIO_PATTERN", "SCHEMA_URL", "SEVERITIES", "Scenario",
-        "ScenarioError", "Useful", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
+        "CATEGORIES", "Expectation", "MAX_TRIALS", "Restart", "SCENARIO_PATTERN", "SCHEMA_URL", "SEVERITIES", "Scenario",
+        "ScenarioError", "Useful", "expand_trials", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
     ],
     "toolchaos.certification": [
         "ABLATIONS", "AGENT_VARIANTS", "Grade", "PORTS", "SOUND_PORTS", "SUITE_VERSION", "ScenarioVerdict", "Verdict",
@@ -88,8 +88,8 @@ PUBLIC: dict[str, list[str]] = {
         "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "PRICED_AS", "PRICES", "PRICES_DATED", "PriceTable", "ReportError",
         "RunMeta", "SCHEMA", "SCHEMA_VERSION", "add_report_arguments", "append_step_summary", "build_report",
         "certified", "check_level", "could_not_call", "diff_lines", "diff_reports", "exit_code", "finish_command",
-        "git_commit", "level_reached", "load_report", "price_table", "read_report", "scenario_entry",
-        "verdict_status", "write_entries", "write_reports",
+        "git_commit", "level_reached", "load_report", "merge_reports", "pass_at_k", "pass_hat_k", "price_table",
+        "read_report", "scenario_entry", "trial_stats", "verdict_status", "wilson", "write_entries", "write_reports",
     ],
     "toolchaos.adapters": [
         "FRAMEWORKS", "agent_under_test", "ending", "require",

@@ -316,8 +316,9 @@ def slow_policy(delay, inner):
 
 
 def test_a_run_that_keeps_making_progress_ends_at_its_ceiling_not_by_the_watchdog():
-    # 12 turns of 0.1 s each: longer in all than the 0.4 s limit, never that long without progress
-    r, took = go("builtin:naive", policy=slow_policy(0.1, stubborn()), max_model_turns=12)
+    # 12 turns of 0.1 s each: longer in all than the 0.4 s no-progress limit, never that long without progress
+    # (and shorter than the total limit this test sets: the default, 3 times 0.4 s, would end it)
+    r, took = go("builtin:naive", policy=slow_policy(0.1, stubborn()), max_model_turns=12, total_seconds=60.0)
     assert r.terminal_state == "HARD_CEILING" and r.turns == 12, r.error
     assert took > LIMIT
 
@@ -329,21 +330,28 @@ def test_an_agent_that_stops_making_progress_ends_by_the_watchdog_saying_so():
             tools.call("search", {"query": "q"})
         spin()
 
-    r, took = go(agent)
+    r, took = go(agent, total_seconds=60.0)  # a total far off: on a loaded machine a spin counts only its CPU share
     assert r.terminal_state == "WATCHDOG" and took < 0.6 + LIMIT + SLACK
-    assert r.error.startswith("the agent made no progress (no model request, tool call or event) for 0.4s")
-    assert r.total_executions == 6
+    assert r.error.startswith("the agent made no progress (no model request, tool call or event) for 0.4s while it "
+                              "could run, its no-progress limit")
+    assert r.watchdog == {"limit": "no_progress", "seconds": 0.4} and r.total_executions == 6
 
 
-def test_a_run_that_trickles_progress_forever_ends_at_the_fuse():
+def test_a_run_that_trickles_progress_forever_ends_at_its_total_limit():
     def agent(task, model, tools):
         while True:
             _clock.real_sleep(0.05)
             tools.refuse("search", {"query": "q"}, guard="g", reason="r")
 
     r, took = go(agent, real_seconds=0.15)
-    assert r.terminal_state == "WATCHDOG" and "kept making progress for 1.5s" in (r.error or "")
-    assert 1.5 <= took < 1.5 + SLACK
+    assert r.terminal_state == "WATCHDOG" and r.error == (
+        "the run went on for 0.45s of real time in all without reaching a ceiling, its total limit, 3 times the "
+        "no-progress limit of 0.15s")
+    assert r.watchdog == {"limit": "total", "seconds": 0.45}
+    assert 0.45 <= took < 0.45 + SLACK
+    r, took = go(agent, real_seconds=0.15, total_seconds=0.6)
+    assert r.error == "the run went on for 0.6s of real time in all without reaching a ceiling, its total limit"
+    assert 0.6 <= took < 0.6 + SLACK
     healthy()
 
 

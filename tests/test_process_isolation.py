@@ -8,10 +8,14 @@ canary tests at the end must pass, and nothing the agents started may outlive th
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from toolchaos import Ceiling, SqliteStore, policies, run
@@ -206,7 +210,8 @@ from toolchaos.fake_tools import catalogue
 
 TOKEN = "{token}"
 LIMIT = 0.5
-BOUND = LIMIT + 0.5 + 2.5  # the limit, the kill grace, and room for a loaded machine
+BOUND = 3 * LIMIT + 0.5 + 2.5  # the total limit (a stuck run starved by a loaded machine ends there), the kill
+# grace, and room for a loaded machine
 
 
 def first(model, tools):
@@ -429,11 +434,92 @@ def test_a_child_that_keeps_working_is_not_killed_for_being_slow(isolated_runs: 
             tools.call("search", {"query": f"q{i}"}, call_id=turn.tool_calls[0].id if i == 0 else None)
         return "done"
 
-    res = run(slow_but_working, **_stubborn(), ceiling=Ceiling(real_seconds=0.4))
+    res = run(slow_but_working, **_stubborn(), ceiling=Ceiling(real_seconds=0.4, total_seconds=30.0))
     # 0.9 s of real time under a 0.4 s limit (and past the limit plus the kill grace), with a
     # tool call every 0.15 s: neither the child's watchdog nor the parent ends it.
     assert res.harness_stop is None and res.answer == "done", res.summary()
     assert res.total_executions == 6
+
+
+def _stopping(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """An agent that calls once, says so on a pipe and waits on another (blocked in C); and the run's child."""
+    forked: list[children.Child] = []
+    fork_call = children.fork_call
+
+    def kept(*args: Any, **kwargs: Any) -> children.Child:
+        forked.append(fork_call(*args, **kwargs))
+        return forked[-1]
+
+    monkeypatch.setattr(children, "fork_call", kept)
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+
+    def agent(task, model, tools):  # type: ignore[no-untyped-def]
+        turn = model.complete([{"role": "user", "content": task}])
+        tools.call("search", {"query": "q1"}, call_id=turn.tool_calls[0].id)
+        os.write(ready_w, b"r")
+        os.read(go_r, 1)  # until the test says go on
+        tools.call("search", {"query": "q2"})
+        return "done"
+
+    class Driver:
+        stopped_for = 0.0
+
+        def stop(self, seconds: float | None) -> None:
+            """Stop the child once it called (SIGSTOP to its process group); continue it after ``seconds``."""
+            os.read(ready_r, 1)
+            os.killpg(forked[0].pid, signal.SIGSTOP)
+            if seconds is None:  # stopped for good
+                return
+            t0 = time.monotonic()
+            time.sleep(seconds)  # real time: the kernel must see the child stopped
+            self.stopped_for = time.monotonic() - t0
+            os.killpg(forked[0].pid, signal.SIGCONT)
+            os.write(go_w, b"g")
+
+    return agent, Driver()
+
+
+@needs_fork
+def test_a_child_stopped_past_its_no_progress_limit_is_not_ended_as_stuck(
+        isolated_runs: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGSTOP (a debugger, job control): stopped time is no chance to run, for the parent and the child's watchdog."""
+    agent, driver = _stopping(monkeypatch)
+    stopper = threading.Thread(target=driver.stop, args=(2.5,), daemon=True)
+    stopper.start()
+    res = run(agent, **_stubborn(), ceiling=Ceiling(real_seconds=1.0, total_seconds=60.0))
+    stopper.join(30)
+    assert driver.stopped_for >= 2.5 > 1.0 + isolated.KILL_GRACE  # past the limit, and the parent's kill grace
+    assert res.harness_stop is None and res.answer == "done", res.summary()
+    assert res.total_executions == 2
+
+
+@needs_fork
+def test_a_blocked_child_is_ended_by_its_own_watchdog_which_says_which_limit(isolated_runs: object) -> None:
+    def blocked(task, model, tools):  # type: ignore[no-untyped-def]
+        threading.Event().wait()  # no CPU used, a CPU free: stuck, and ended at the limit
+
+    res = run(blocked, **_stubborn(), ceiling=Ceiling(real_seconds=0.3, total_seconds=60.0))
+    assert (res.isolation, res.terminal_state) == ("process", "WATCHDOG"), res.summary()
+    assert res.watchdog == {"limit": "no_progress", "seconds": 0.3}  # sent back by the child
+    assert res.error == ("the agent made no progress (no model request, tool call or event) for 0.3s while it could "
+                         "run, its no-progress limit")
+
+
+@needs_fork
+def test_a_child_stopped_for_good_is_ended_by_its_total_limit(
+        isolated_runs: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent, driver = _stopping(monkeypatch)
+    stopper = threading.Thread(target=driver.stop, args=(None,), daemon=True)
+    stopper.start()
+    t0 = time.monotonic()
+    res = run(agent, **_stubborn(), ceiling=Ceiling(real_seconds=1.0, total_seconds=2.0))
+    took = time.monotonic() - t0
+    stopper.join(30)
+    assert (res.terminal_state, res.watchdog) == ("WATCHDOG", {"limit": "total", "seconds": 2.0}), res.summary()
+    assert res.error == ("the run went on for 2s of real time in all without reaching a ceiling, its total limit: it did "
+                         "not stop, and its process was killed")
+    assert 2.0 <= took < 2.0 + isolated.KILL_GRACE + 8.0 and res.total_executions == 1
 
 
 # --- one fork: clone(2) into the namespaces, where the process has one thread ----------------
@@ -489,7 +575,7 @@ def test_a_process_with_one_thread_forks_once_and_nothing_changes(tmp_path: Path
     runs, _, clones, _, same = lines["RUNS"].split()
     assert runs == clones and int(runs) > 40 and same == "True", out
     assert lines["BLOCKED"] == "WATCHDOG | the agent made no progress (no model request, tool call or event) " \
-                               "for 0.3s, the real-time limit", out
+                               "for 0.3s while it could run, its no-progress limit", out
     assert lines["THREADED"] == "WATCHDOG CLONES 0", out
 
 

@@ -72,6 +72,24 @@ def test_what_a_spec_leaves_unset_comes_from_the_session_when_it_is_built() -> N
     assert spec().watchdog_limit() == (5.0, "") and spec().watchdog_limit(60) == (60, "")
 
 
+def test_the_total_limit_is_the_runs_the_ceilings_the_sessions_else_three_times_the_no_progress_limit() -> None:
+    assert spec().total_limit() == (15.0, "") and spec().total_limit(60) == (180.0, "")
+    assert spec(real_seconds=0.1).total_limit() == (0.3, "")  # not 0.30000000000000004
+    restore = session_defaults(total_seconds=40, total_source="--chaos-total-seconds")
+    try:
+        assert spec().total_limit() == (40.0, "--chaos-total-seconds")
+        assert spec(ceiling=Ceiling(total_seconds=30)).total_limit() == (30.0, "")
+        assert spec(ceiling=Ceiling(total_seconds=30), total_seconds=20).total_limit() == (20.0, "")
+        assert spec().watchdog_limit() == (5.0, "")  # the two limits are set apart
+    finally:
+        restore()
+    assert spec().total_seconds is None  # restored
+    for bad in (0, -1, float("nan"), True, "9"):
+        with pytest.raises(UserError, match="total_seconds: expected a positive number of seconds") as caught:
+            spec(total_seconds=bad)
+        assert caught.value.field == "total_seconds"
+
+
 def test_the_names_a_process_agent_gets_are_the_runs_own_and_the_sessions() -> None:
     assert spec().pass_env == () and spec(pass_env=["B", "A", "B"]).pass_env == ("B", "A")
     restore = session_defaults(pass_env=("S", "A"))

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolchaos._agents._kinds import ENV_MARK, KINDS, env_parameter, import_ref, invoke, recognise
+from toolchaos._agents._needs import NEEDS, Need, missing, not_applicable
 from toolchaos._agents._presets import PRESETS, Endpoints, Launch, Preset, common_env, common_files
 from toolchaos._agents._process import CMD_PREFIX, PRESET_PREFIX, PROCESS, TASK_MODES, ProcessAgent, is_process_ref
 from toolchaos._agents._process import from_data as process_agent
@@ -27,6 +28,7 @@ from toolchaos._agents._registry import (
     split,
 )
 from toolchaos._agents._registry import resolve as _resolve
+from toolchaos._agents._sdk_retries import sdk_retries
 from toolchaos._agents.breaker import breaker
 from toolchaos._agents.doomloop import doomloop
 from toolchaos._agents.gemini import gemini
@@ -37,7 +39,7 @@ from toolchaos.errors import AgentRefError, did_you_mean
 
 BUILTIN: dict[str, Callable[..., Any]] = {"naive": naive, "guarded": guarded, "loopguard": loopguard,
                                           "doomloop": doomloop, "gemini": gemini, "breaker": breaker,
-                                          "production": production}
+                                          "production": production, "sdk-retries": sdk_retries}
 
 
 def resolve(agent: Any, kind: str | None = None) -> AgentUnderTest:
@@ -100,9 +102,9 @@ def _elsewhere(ref: str, found: str, wanted: str) -> str:
             f"every kind (toolchaos certify --agent and pytest --chaos-agent do too)")
 
 
-__all__ = ["BUILTIN", "CMD_PREFIX", "ENV_MARK", "IN_PROCESS", "KINDS", "PRESETS", "PRESET_PREFIX", "PROCESS", "SDK",
-           "TASK_MODES", "AgentKind", "AgentRefError", "AgentUnderTest", "Capabilities", "Endpoints", "GuardConfig",
-           "GuardedAgent", "Launch", "Preset", "ProcessAgent", "accepted", "binds", "common_env", "common_files",
+__all__ = ["BUILTIN", "CMD_PREFIX", "ENV_MARK", "IN_PROCESS", "KINDS", "NEEDS", "PRESETS", "PRESET_PREFIX", "PROCESS",
+           "SDK", "TASK_MODES", "AgentKind", "AgentRefError", "AgentUnderTest", "Capabilities", "Endpoints", "GuardConfig",
+           "GuardedAgent", "Launch", "Need", "Preset", "ProcessAgent", "accepted", "binds", "common_env", "common_files",
            "env_parameter", "guarded", "import_ref", "invoke", "is_process_ref", "kinds", "kinds_of_type", "label",
-           "load_target", "naive", "of_type", "process_agent", "process_ref", "recognise", "register_kind",
-           "resolve", "resolve_agent", "split"]
+           "load_target", "missing", "naive", "not_applicable", "of_type", "process_agent", "process_ref", "recognise",
+           "register_kind", "resolve", "resolve_agent", "split"]

@@ -35,11 +35,21 @@ _BUILTIN_MODULES = ("openai_agents", "pydantic_ai", "langgraph", "process", "sdk
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What an agent of a kind can do, which decides what a scenario may ask of it."""
+    """What an agent of a kind can do, which decides what a scenario may ask of it.
+
+    A scenario's ``needs`` name the capabilities it cannot be judged without
+    (``toolchaos._agents._needs.NEEDS``): a scenario needing one its kind lacks is not
+    applicable (N/A) to that kind, decided before anything runs.
+    """
 
     reports_stop: bool = True  # ends with a terminal state and a stop report of its own (not only by returning)
     isolatable: bool = False  # the engine can run it in a contained child (process isolation)
     out_of_process: bool = False  # a program of its own, reached over HTTP and MCP
+    # its own clock (sleeps, deadlines, timeouts) is the run's virtual clock, so a budget of virtual
+    # seconds is one it can see and a long wait costs no real time
+    virtual_time: bool = True
+    restart: bool = True  # it can be run a second time resuming from the store it kept (tools.store)
+    concurrent_workers: bool = True  # two calls of one turn run at once against its own ledger (two workers)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ what to execute, what to refuse and when to stop. The engine only watches: every
 turn and every tool call becomes a trace event, every side effect a ledger entry.
 
 The harness always terminates: a ceiling on tool calls and model turns raises
-``HardCeiling`` inside the agent, and a real-time watchdog stops an agent that spins
+``HardCeiling`` inside the agent, and a watchdog stops an agent that spins
 without calling anything. Both are ``BaseException``s so ``except Exception`` in an
 agent cannot swallow them; the run then ends as a failure with its trace kept.
 
@@ -31,10 +31,17 @@ from toolchaos._engine.client import ModelClient
 from toolchaos._engine.isolated import default_for_certification
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.runner import run, run_spec, safe_name
-from toolchaos._engine.spec import ISOLATION_MODES, RunSpec, session_defaults, session_isolation, session_real_seconds
+from toolchaos._engine.spec import (
+    ISOLATION_MODES,
+    RunSpec,
+    session_defaults,
+    session_isolation,
+    session_real_seconds,
+    session_total_seconds,
+)
 from toolchaos._engine.subject import AgentUnderTest
 from toolchaos._engine.toolbox import Toolbox
 
 __all__ = ["ISOLATION_MODES", "AgentUnderTest", "ModelClient", "RunResult", "RunSpec", "Toolbox",
            "default_for_certification", "run", "run_spec", "safe_name", "session_defaults", "session_isolation",
-           "session_real_seconds"]
+           "session_real_seconds", "session_total_seconds"]

@@ -44,7 +44,7 @@ class ModelClient:
             run.step += 1
             msgs = run.prompt_meter.read(messages, unchanged, source)  # the policy's copies: only new or changed made
             # What became of each call is the harness's record, not what the runtime wrote back.
-            self.feedback = read_feedback(msgs, run.handled())
+            self.feedback = read_feedback(msgs, *run.handled())
             view = ModelView(run.task, run.step, msgs, self.feedback, list(run.tools), run.rng, run.memory)
             try:
                 decision = run.policy.decide(view)

@@ -14,8 +14,9 @@ answer, stop report, usage, ledger, world, store) as plain data; the parent buil
 ``RunResult``, writes the trace file and checks the invariants.
 
 The parent kills the child and everything it started (SIGKILL) once nothing new has arrived
-from it for the run's limit plus ``KILL_GRACE`` (stuck, not slow; see ``_await``), and the
-run ends WATCHDOG with the events that had arrived. A child that dies on its own ends the
+from it for the run's no-progress limit plus ``KILL_GRACE`` while it could run, or once the
+run's total real-time limit plus ``KILL_GRACE`` has passed (stuck, not slow: see ``_await``),
+and the run ends WATCHDOG with the events that had arrived. A child that dies on its own ends the
 run CRASHED. Nothing the child sends is executed: frames are plain data, unpickled with no
 classes allowed, capped in size.
 
@@ -46,12 +47,13 @@ from toolchaos._engine.state import RunState
 from toolchaos._internal import children
 from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event
+from toolchaos._internal.opportunity import LostClock, ProcessClock, could_run
 from toolchaos.fake_tools import EffectLedger, World
 from toolchaos.fake_tools.internals import Collection, StoredKey
 from toolchaos.fake_tools.internals import warm as _warm_catalogue
 
-KILL_GRACE = 0.5  # real seconds past the run's limit (without progress) before the parent kills the child
-HARD_FACTOR = 10  # a child still going after this many times its limit is killed, progress or not
+KILL_GRACE = 0.5  # real seconds past a limit of the run before the parent kills the child
+_LOOK = 0.25  # real seconds between the parent's looks at a child that sent nothing
 STREAM_CAP = 64 << 20  # bytes of trace a child may stream (a run that writes more ends CRASHED)
 EXIT_WAIT = 0.25  # real seconds the parent waits for a child that sent its result to exit, before killing it
 _PIPE_SIZE = 1 << 20  # a larger pipe: the child rarely waits for the parent to read
@@ -208,7 +210,7 @@ def _payload(res: RunResult, interrupted: BaseException | None, store: object) -
                   "keys": {k: tuple(v) for k, v in world.keys.items()}, "applications": dict(world.applications),
                   "offset": world.offset},
         "rules_fired": dict(res.rules_fired), "rule_hits": {k: dict(v) for k, v in res.rule_hits.items()},
-        "store": store, "warnings": list(res.warnings),
+        "store": store, "warnings": list(res.warnings), "watchdog": res.watchdog,
         "interrupted": None if interrupted is None else
         (type(interrupted).__name__, "".join(traceback.format_exception_only(interrupted)).strip()),
     }
@@ -242,13 +244,13 @@ class Outcome:
     effects: list[tuple[Any, ...]]
     result: dict[str, Any] | None
     ended: children.Ended
-    timed_out: bool
+    timed_out: str  # "" when the child sent its result; else the limit it ran past (watchdog.NO_PROGRESS, TOTAL)
     cut: bool  # the stream passed STREAM_CAP
     sealed: bool = field(default=False)
 
 
 def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: RunState,
-             real_seconds: float) -> Outcome:
+             real_seconds: float, total: float) -> Outcome:
     """Run ``execute`` (the engine's in-process run of ``r``) in a contained child; what it left."""
     store = r.store
 
@@ -279,7 +281,7 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
     _warm()
     _watchdog.park()  # no run is armed here: one thread forks once (children.fork_call), not twice
     proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
-    timed_out = not _await(proc, real_seconds)
+    timed_out = _await(proc, real_seconds, total, ProcessClock(proc.pid))
     if not timed_out:
         # The result is in, and the child exits right after sending it: wait for that (its
         # teardown, about a millisecond), and only then go on. Until the child is gone, each page
@@ -310,28 +312,34 @@ def _warm() -> None:
         _warmed = True
 
 
-def _await(proc: children.Child, real_seconds: float) -> bool:
-    """Wait for the child's result: True when it came, False when the child is stuck.
+def _await(proc: children.Child, real_seconds: float, total: float, lost: LostClock) -> str:
+    """Wait for the child's result: "" when it came; else the limit the child ran past (then it is killed).
 
-    Stuck, not slow: the child is killed when nothing new arrived (an event, an effect) for the
-    run's limit plus ``KILL_GRACE``, so a long run that keeps working is not cut short by the
-    machine's load; and in any case after ``HARD_FACTOR`` times the limit, so a child that only
-    dribbles bytes cannot hold the session. (The child's own watchdog ends a pure-Python spin
-    at the limit first, as in process.)
+    Stuck, not slow: the child has run past its no-progress limit when nothing new arrived (an
+    event, an effect) for the run's limit plus ``KILL_GRACE`` while it could run: time its
+    processes were stopped (SIGSTOP) or waited for a CPU (``lost``, a ``ProcessClock``) does not
+    count, so neither a long run that keeps working nor the machine's load cuts it short. It has
+    run past its total limit after the run's total real time plus ``KILL_GRACE`` (stopped time
+    included), so neither a child that only dribbles bytes nor one stopped for good holds the session. (The child's own
+    watchdog ends a pure-Python spin at the limit first, as in process.) A look that comes late
+    counts as ``4 * _LOOK`` at most: this process could not run either.
     """
-    start = time.monotonic()
-    hard = start + real_seconds * HARD_FACTOR + KILL_GRACE
-    seen, quiet_since = 0, start
+    # (0, 0): the child was just born, so the first reading's waits all fall after this moment (no read now)
+    polled, held = time.monotonic(), (0.0, 0.0)
+    start, seen, idle = polled, 0, 0.0
     while True:
-        now = time.monotonic()
-        deadline = min(quiet_since + real_seconds + KILL_GRACE, hard)
-        if now >= deadline:
-            return False
-        if proc.wait_for(_has_result, timeout=min(deadline - now, 0.25)):
-            return True
+        if proc.wait_for(_has_result, timeout=_LOOK):
+            return ""
+        now, reading = time.monotonic(), lost()
+        idle += could_run(now - polled, held, reading, 4 * _LOOK)
+        polled, held = now, reading
         size = proc.stdout_size
         if size != seen:
-            seen, quiet_since = size, time.monotonic()
+            seen, idle = size, 0.0
+        if now - start >= total + KILL_GRACE:
+            return _watchdog.TOTAL
+        if idle >= real_seconds + KILL_GRACE:
+            return _watchdog.NO_PROGRESS
 
 
 _finishing: list[children.Child] = []  # children that sent their result and are still exiting
@@ -358,7 +366,7 @@ def _grow_pipe(fd: int) -> None:  # pragma: no cover - runs in the forked child
         pass
 
 
-def _collect(data: bytes, ended: children.Ended, timed_out: bool, sealed: bool) -> Outcome:
+def _collect(data: bytes, ended: children.Ended, timed_out: str, sealed: bool) -> Outcome:
     cut = data.endswith(b" more bytes cut]\n") and b"\n[toolchaos: " in data[-64:]
     by_seq: dict[int, Event] = {}
     effects: list[tuple[Any, ...]] = []

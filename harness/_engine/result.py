@@ -38,6 +38,8 @@ class RunResult:
     isolation: str = "none"
     isolation_reason: str | None = None
     agent_kind: str = "in-process"  # the kind of agent that ran (toolchaos.kinds)
+    # When the watchdog ended the run: which limit ("no_progress" or "total"), its seconds and who set it.
+    watchdog: dict[str, Any] | None = None
 
     @property
     def failed_to_run(self) -> bool:
@@ -61,6 +63,11 @@ class RunResult:
     @property
     def tokens(self) -> int:
         return sum(u.total for u in self.usage)
+
+    @property
+    def side_requests(self) -> int:
+        """Side requests the wire answered itself (titles, loop checks): not model turns, not in ``usage``."""
+        return sum(1 for e in self.trace.events if e["kind"] == "side")
 
     @property
     def guard(self) -> str | None:

@@ -1,6 +1,6 @@
 """``run()``: one agent, its fake tools and a policy, under the virtual clock, ended by the agent or the harness.
 
-The agent runs under a real-time watchdog, the socket guard and the run's virtual clock;
+The agent runs under the watchdog, the socket guard and the run's virtual clock;
 whatever ends it (a return, a ceiling, the watchdog, a crash, Ctrl-C) becomes an
 ``_Ending``, then the checks that only a returned agent allows (a ceiling hit in a worker
 thread, a connection refused in another thread, threads still calling), then the ``end``
@@ -13,6 +13,7 @@ import builtins
 import hashlib
 import inspect
 import itertools
+import math
 import operator
 import signal
 import sys
@@ -36,7 +37,7 @@ from toolchaos._internal import exits as _exits
 from toolchaos._internal import isolation as _isolation
 from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event, end_event
-from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.limits import TOTAL_FACTOR, Budgets, Ceiling
 from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import REPORT_FIELDS, AgentResult, report_value
@@ -147,6 +148,7 @@ class _Ending:
     error: str | None = None
     interrupted: BaseException | None = None  # re-raised once the trace is kept (Ctrl-C, the policy's bug)
     warnings: list[str] = field(default_factory=list)
+    watchdog: dict[str, Any] | None = None  # which of the watchdog's limits ended the run (RunResult.watchdog)
 
 
 
@@ -161,6 +163,7 @@ def _state(spec: RunSpec) -> RunState:
     r = RunState(f"{spec.name}#{spec.seed}", spec.task, spec.seed, toolset, as_policy(spec.policy), spec.ceiling,
                  spec.budgets, {} if store is None else store)
     r.limit = spec.watchdog_limit()
+    r.total = spec.total_limit()
     return r
 
 
@@ -175,11 +178,11 @@ def _drive(agent_fn: Callable[..., Any], name: str, r: RunState) -> _Ending:
     previous = _clock.activate(r.clock)
     net_mark = _isolation.begin()
     real_seconds, limit_source = r.limit
-    token = _watchdog.arm(real_seconds, r.events.__len__)
+    token = _watchdog.arm(real_seconds, r.events.__len__, total=r.total[0])
     # After arm(): in a forked child (an isolated run) arm() starts the watchdog's thread, which
     # is the harness's, not one the agent left running (counted so, every run waited its grace).
     threads_before = set(threading.enumerate())
-    limit = _Limit(real_seconds, limit_source, token)
+    limit = _Limit(real_seconds, limit_source, token, *r.total)
     ending: _Ending | None = None
     try:
         ending = _shielded(lambda: _call(agent_fn, name, r, model, toolbox, limit), limit.expired)
@@ -197,19 +200,30 @@ class _Limit:
     seconds: float
     source: str
     token: int
+    total: float
+    total_source: str
 
     def expired(self) -> _Ending:
-        why = _watchdog.why(self.token)
-        if why == "fuse":
-            error = (f"the agent kept making progress for {self.seconds * _watchdog.FUSE_FACTOR:g}s of real time "
-                     f"({_watchdog.FUSE_FACTOR:g} times the real-time limit of {self.seconds:g}s) without reaching "
-                     f"a ceiling")
-        else:
-            error = (f"the agent made no progress (no model request, tool call or event) for {self.seconds:g}s, "
-                     f"the real-time limit")
-        if self.source:
-            error += f" (set by {self.source})"
-        return _Ending(AgentResult("WATCHDOG"), "watchdog", error)
+        if _watchdog.why(self.token) == _watchdog.TOTAL:
+            return watchdog_ending(_watchdog.TOTAL, self.total, self.total_source, self.seconds)
+        return watchdog_ending(_watchdog.NO_PROGRESS, self.seconds, self.source, self.seconds)
+
+
+def watchdog_ending(which: str, seconds: float, source: str, no_progress: float, killed: bool = False) -> _Ending:
+    """A run the watchdog ended: its message names the limit that fired (no progress, or total), its value and
+    who set it. ``killed``: the run's contained process did not stop and was killed (an isolated run)."""
+    if which == _watchdog.TOTAL:
+        defaulted = not source and math.isclose(seconds, no_progress * TOTAL_FACTOR)  # (or set to the same)
+        default = f", {TOTAL_FACTOR:g} times the no-progress limit of {no_progress:g}s" if defaulted else ""
+        error = f"the run went on for {seconds:g}s of real time in all without reaching a ceiling, its total limit{default}"
+    else:
+        error = (f"the agent made no progress (no model request, tool call or event) for {seconds:g}s while it "
+                 f"could run, its no-progress limit")
+    if source:
+        error += f" (set by {source})"
+    if killed:
+        error += ": it did not stop, and its process was killed"
+    return _Ending(AgentResult("WATCHDOG"), "watchdog", error, watchdog={"limit": which, "seconds": round(seconds, 6)})
 
 
 def _shielded(step: Callable[[], _T], fallback: Callable[[], _T]) -> _T:
@@ -437,7 +451,7 @@ def _finish(r: RunState, ending: _Ending) -> RunResult:
     fired, hits = toolset.fired()
     return RunResult(r.run_id, r.seed, r.task, result.state, result.answer, result.report, Trace(r.events),
                      toolset.ledger, r.usage, ending.harness_stop, error, r.clock.t, dict(toolset.tools),
-                     toolset.world, fired, hits, ending.warnings)
+                     toolset.world, fired, hits, ending.warnings, watchdog=ending.watchdog)
 
 
 # --- the run in a child process (toolchaos._engine.isolated) ------------------------------
@@ -447,7 +461,8 @@ def _in_child(execute: Callable[[], tuple[RunResult, BaseException | None]],
               r: RunState) -> tuple[RunResult, BaseException | None]:
     """Run in a contained child; the parent builds the result from what it streamed."""
     real_seconds, limit_source = r.limit
-    out = _isolated.fork_run(execute, r, real_seconds)
+    total, total_source = r.total
+    out = _isolated.fork_run(execute, r, real_seconds, total)
     if out.result is not None and "unsendable" not in out.result:
         res, interrupted = _from_child(r, out.result, out.events), _interruption(out.result.get("interrupted"))
         if isinstance(interrupted, KeyboardInterrupt):
@@ -466,9 +481,11 @@ def _in_child(execute: Callable[[], tuple[RunResult, BaseException | None]],
     r.clock.t = max((e["t"] for e in out.events), default=0.0)
     r.pending = []
     if out.timed_out:
-        error = (f"the agent ran past the real-time limit of {real_seconds:g}s"
-                 f"{f' (set by {limit_source})' if limit_source else ''} and did not stop: its process was killed")
-        return _finish(r, _Ending(AgentResult("WATCHDOG"), "watchdog", error)), None
+        if out.timed_out == _watchdog.TOTAL:
+            ending = watchdog_ending(_watchdog.TOTAL, total, total_source, real_seconds, killed=True)
+        else:
+            ending = watchdog_ending(_watchdog.NO_PROGRESS, real_seconds, limit_source, real_seconds, killed=True)
+        return _finish(r, ending), None
     return _finish(r, _Ending(AgentResult("CRASHED"), "crash", _death(out))), None
 
 
@@ -498,7 +515,8 @@ def _from_child(r: RunState, data: dict[str, Any], events: list[Event]) -> RunRe
                      toolset.ledger, [Usage(i, o) for i, o in data["usage"]], data["harness_stop"], data["error"],
                      data["virtual_seconds"], dict(toolset.tools), toolset.world,
                      {k: tuple(v) for k, v in data["rules_fired"].items()},
-                     {k: dict(v) for k, v in data["rule_hits"].items()}, list(data.get("warnings", [])))
+                     {k: dict(v) for k, v in data["rule_hits"].items()}, list(data.get("warnings", [])),
+                     watchdog=data.get("watchdog"))
 
 
 def _interruption(raised: Any) -> BaseException | None:

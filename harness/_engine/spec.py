@@ -3,9 +3,10 @@
 Every way into a run builds one and hands it down: ``toolchaos.run`` (its keywords are sugar
 for a ``RunSpec``), the chaos fixture, a scenario's run, the fuzzer, ``toolchaos.wire``, the
 command line and ``serve``. What a run's caller leaves unset comes from the session's defaults,
-read here and nowhere else: how runs execute (``isolation``) and the watchdog's real-time limit
-(``real_seconds``). The pytest plugin and the command line set those defaults for their session
-(``session_defaults``); the engine reads only the spec it is handed.
+read here and nowhere else: how runs execute (``isolation``) and the watchdog's two limits
+(``real_seconds``, without progress; ``total_seconds``, in all). The pytest plugin and the
+command line set those defaults for their session (``session_defaults``); the engine reads only
+the spec it is handed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._internal.environ import check_names
-from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, Budgets, Ceiling
+from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, TOTAL_FACTOR, Budgets, Ceiling
 from toolchaos.errors import UserError
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
 
@@ -34,32 +35,40 @@ class _Defaults:
     real_seconds: float | None = None
     source: str = ""  # the option that set real_seconds, named in a watchdog failure
     pass_env: tuple[str, ...] = ()  # the caller's variables every process agent of the session gets
+    total_seconds: float | None = None
+    total_source: str = ""  # the option that set total_seconds
 
 
 _session = _Defaults()
 
 
 def session_defaults(*, isolation: str | None = None, real_seconds: float | None = None,
-                     source: str = "", pass_env: Iterable[str] | None = None) -> Callable[[], None]:
+                     source: str = "", pass_env: Iterable[str] | None = None, total_seconds: float | None = None,
+                     total_source: str = "") -> Callable[[], None]:
     """Set the session's defaults for runs that leave them unset; returns a function that puts the previous back.
 
     Only the hosts of a session call it: the pytest plugin (``--chaos-isolation``,
-    ``--chaos-real-seconds``) and the command line, so that a run reached by any path (a test
-    calling ``toolchaos.run`` itself, a YAML item, the certification suite) follows the session.
-    ``source`` names the option that set ``real_seconds``: a watchdog failure says which knob to turn.
-    ``pass_env``: names of the caller's variables every process agent gets (``--chaos-pass-env``).
+    ``--chaos-real-seconds``, ``--chaos-total-seconds``) and the command line, so that a run
+    reached by any path (a test calling ``toolchaos.run`` itself, a YAML item, the certification
+    suite) follows the session. ``source`` names the option that set ``real_seconds`` (the
+    no-progress limit), ``total_source`` the one that set ``total_seconds`` (the total real-time
+    limit): a watchdog failure says which knob to turn. ``pass_env``: names of the caller's
+    variables every process agent gets (``--chaos-pass-env``).
     """
-    previous = _Defaults(_session.isolation, _session.real_seconds, _session.source, _session.pass_env)
+    previous = replace(_session)
     if isolation is not None:
         _session.isolation = _mode(isolation)
     if real_seconds is not None:
         _session.real_seconds, _session.source = float(real_seconds), source
+    if total_seconds is not None:
+        _session.total_seconds, _session.total_source = float(total_seconds), total_source
     if pass_env is not None:
         _session.pass_env = check_names(pass_env)
 
     def restore() -> None:
         _session.isolation, _session.real_seconds, _session.source, _session.pass_env = (
             previous.isolation, previous.real_seconds, previous.source, previous.pass_env)
+        _session.total_seconds, _session.total_source = previous.total_seconds, previous.total_source
 
     return restore
 
@@ -70,8 +79,13 @@ def session_isolation() -> str:
 
 
 def session_real_seconds() -> float | None:
-    """The session's real-time limit, or None when the session sets none."""
+    """The session's no-progress limit, or None when the session sets none."""
     return _session.real_seconds
+
+
+def session_total_seconds() -> float | None:
+    """The session's total real-time limit, or None when the session sets none."""
+    return _session.total_seconds
 
 
 def _mode(isolation: str) -> str:
@@ -95,8 +109,11 @@ class RunSpec:
     - ``store``, ``world``, ``ledger``: state that outlives the run (a restart finds it).
     - ``api_faults``: model-API faults, for an agent whose model is answered over HTTP.
     - ``isolation``: ``"process"`` (the agent in a contained child) or ``"none"``; unset, the session's.
-    - ``real_seconds``: the watchdog's limit without progress; unset, the ceiling's, else the
-      session's, else the agent kind's default.
+    - ``real_seconds``: the watchdog's limit without progress (real seconds the run could run:
+      a machine's load or a stopped process does not count); unset, the ceiling's, else the
+      session's, else the agent kind's default. ``total_seconds``: the watchdog's limit on the
+      run's real time in all; unset, the ceiling's, else the session's, else ``TOTAL_FACTOR``
+      times the no-progress limit.
     - ``artifacts``: a directory for the trace (``<name>.trace.jsonl``); ``name``: the run's name.
     - ``pass_env``: names of the caller's environment variables a process agent gets, beyond its
       allowlist (``toolchaos._internal.environ``); the session's names are added to the run's.
@@ -119,6 +136,8 @@ class RunSpec:
     stays_because: str | None = None  # process isolation was asked for, and why this run stays here
     limit_source: str = ""  # who set real_seconds ("" : the caller, the ceiling or a default)
     pass_env: tuple[str, ...] = ()
+    total_seconds: float | None = None
+    total_source: str = ""  # who set total_seconds ("" : the caller, the ceiling or the default)
 
     def __post_init__(self) -> None:
         if not isinstance(self.task, str):
@@ -135,6 +154,7 @@ class RunSpec:
             raise UserError(f"ceiling: expected a toolchaos.Ceiling, got {self.ceiling!r}", field="ceiling")
         object.__setattr__(self, "isolation", _mode(self.isolation) if self.isolation else _session.isolation)
         self._resolve_real_seconds()
+        self._resolve_total_seconds()
         object.__setattr__(self, "pass_env", check_names((*check_names(self.pass_env), *_session.pass_env)))
         if self.artifacts is not None and not isinstance(self.artifacts, Path):
             object.__setattr__(self, "artifacts", Path(self.artifacts))
@@ -152,22 +172,42 @@ class RunSpec:
         object.__setattr__(self, "real_seconds", None if seconds is None else float(seconds))
         object.__setattr__(self, "limit_source", source)
 
+    def _resolve_total_seconds(self) -> None:
+        seconds, source = self.total_seconds, self.total_source
+        if seconds is None:
+            seconds = self.ceiling.total_seconds
+        if seconds is None and _session.total_seconds is not None:
+            seconds, source = _session.total_seconds, _session.total_source
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not math.isfinite(seconds) or seconds <= 0):
+            raise UserError(f"total_seconds: expected a positive number of seconds (the run's total real-time "
+                            f"limit), got {seconds!r}", field="total_seconds")
+        object.__setattr__(self, "total_seconds", None if seconds is None else float(seconds))
+        object.__setattr__(self, "total_source", source)
+
     @classmethod
     def of(cls, *, task: str, tools: Iterable[FakeTool], policy: Any, seed: int = 0,
            budgets: Budgets | Mapping[str, Any] | None = None, ceiling: Ceiling | None = None,
            store: MutableMapping[str, Any] | None = None, world: World | Mapping[str, Any] | None = None,
            ledger: EffectLedger | None = None, api_faults: Any = None, isolation: str | None = None,
            real_seconds: float | None = None, artifacts: str | Path | None = None, name: str = "run",
-           pass_env: Iterable[str] = ()) -> RunSpec:
+           pass_env: Iterable[str] = (), total_seconds: float | None = None) -> RunSpec:
         """The keyword form every entry point shares (``None`` where the caller leaves a setting unset)."""
         return cls(task, tools, policy, seed, budgets or _NO_BUDGETS,  # type: ignore[arg-type]
                    ceiling or _NO_CEILING, store, world, ledger, api_faults, isolation or "", real_seconds,
                    Path(artifacts) if artifacts is not None else None, name,
-                   pass_env=tuple(pass_env) if not isinstance(pass_env, str) else (pass_env,))
+                   pass_env=tuple(pass_env) if not isinstance(pass_env, str) else (pass_env,),
+                   total_seconds=total_seconds)
 
     def watchdog_limit(self, default: float = DEFAULT_REAL_SECONDS) -> tuple[float, str]:
-        """The real-time limit of this run, and who set it ("" for the caller, the ceiling or ``default``)."""
+        """The no-progress limit of this run, and who set it ("" for the caller, the ceiling or ``default``)."""
         return (self.real_seconds, self.limit_source) if self.real_seconds is not None else (default, "")
+
+    def total_limit(self, default: float = DEFAULT_REAL_SECONDS) -> tuple[float, str]:
+        """The total real-time limit of this run, and who set it (unset: ``TOTAL_FACTOR`` times the no-progress limit)."""
+        if self.total_seconds is not None:
+            return self.total_seconds, self.total_source
+        return round(self.watchdog_limit(default)[0] * TOTAL_FACTOR, 6), ""
 
     def staying(self, reason: str) -> RunSpec:
         """This run in this process: asked to be isolated, it says why it is not (``RunResult.isolation_reason``)."""

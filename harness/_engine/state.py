@@ -14,11 +14,11 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, cast
 
 from toolchaos._internal.clock import VirtualClock
-from toolchaos._internal.events import Event, Shown, api_event, skipped_event
+from toolchaos._internal.events import Event, Shown, api_event, side_event, skipped_event
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Handled, TokenMeter, Usage
 from toolchaos.errors import HarnessStop
-from toolchaos.fake_tools import ToolSet
+from toolchaos.fake_tools import Outcome, ToolSet
 from toolchaos.fake_tools.internals import deferred
 from toolchaos.policies import Policy
 
@@ -48,6 +48,7 @@ class RunState:
         self.refusals = itertools.count(1)
         self.ended = False  # the end event is written: later calls are refused and not recorded
         self.pending: list[tuple[str, str, str]] = []  # (call_id, tool, fingerprint) asked for, not yet handled
+        self.served: dict[int, Outcome] = {}  # tool event seq -> the outcome served; read by the next turn's handled()
         self.usage: list[Usage] = []
         self.prompt_meter = TokenMeter()  # the conversation grows each turn: count only what is new
         self.memory: dict[str, Any] = {}
@@ -55,6 +56,8 @@ class RunState:
         self.closed = False
         self.last_final: str | None = None
         self.limit: tuple[float, str] = (0.0, "")  # the watchdog's limit and who set it (RunSpec.watchdog_limit)
+        self.total: tuple[float, str] = (0.0, "")  # the total real-time limit and who set it (RunSpec.total_limit)
+        self.sides = 0  # side events in ``events`` (a watchdog's progress count may leave them out)
 
     def fp(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         return self.toolset.fingerprint(name, args)
@@ -76,26 +79,34 @@ class RunState:
                         return cid
         return call_id
 
-    def handled(self) -> dict[str, Handled]:
-        """How each call asked for at the model's last turn was handled, by call id.
+    def handled(self) -> tuple[dict[str, Handled], list[Outcome]]:
+        """How each call asked for at the model's last turn was handled, by call id, with what it served;
+        and every outcome served since that turn, in order (a runtime's own calls included: a lookup
+        whose result it handed back in place of a lost one).
 
-        Only the events since that turn are read (a few per turn, so a long run stays linear);
-        an execution wins over a refusal of the same call (``no_execution_after_refusal``
-        judges that one).
+        Only the events since that turn are read (a few per turn, so a long run stays linear), and
+        their served outcomes are let go; an execution wins over a refusal of the same call
+        (``no_execution_after_refusal`` judges that one), and a call executed more than once
+        (a runtime's own retry under one call id) reads as its last execution.
         """
         out: dict[str, Handled] = {}
+        served, outcomes = self.served, []
         for e in reversed(self.events):
             if e["kind"] == "model":
                 break
             if e["kind"] == "tool":
                 cid = e["call_id"]
-                if cid is not None:
-                    out[cid] = Handled.of("tool")
+                outcome = served.pop(e["seq"], None)
+                if outcome is not None:
+                    outcomes.append(outcome)
+                if cid is not None and (cid not in out or not out[cid].executed):
+                    out[cid] = Handled.of("tool", served=outcome)
             elif e["kind"] == "refusal" or e["kind"] == "skipped":
                 cid = e["call_id"]
                 if cid is not None and cid not in out:
                     out[cid] = Handled.of(e["kind"], e.get("guard"))
-        return out
+        outcomes.reverse()
+        return out, outcomes
 
     def flush_pending(self) -> None:
         """Calls the model asked for that were neither executed nor refused."""
@@ -108,6 +119,12 @@ class RunState:
         """A model-API request the wire answered with a fault."""
         self.events.append(api_event(self.run_id, next(self.seq), self.step, self.clock.t, api, request, code,
                                      status, retry_after, url))
+
+    def side_request(self, api: str, request: int, why: str, answer: str, tokens_in: int, tokens_out: int) -> None:
+        """A side request the wire answered itself: recorded, never a model turn (the step stays)."""
+        self.events.append(side_event(self.run_id, next(self.seq), self.step, self.clock.t, api, request, why, answer,
+                                      tokens_in, tokens_out))
+        self.sides += 1
 
     def show(self, shown: list[Shown]) -> None:
         """What the agent showed the model of the previous turn's results, on the turn just made."""

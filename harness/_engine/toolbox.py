@@ -124,6 +124,7 @@ class Toolbox:
             call_id = plain_text(call_id)  # watchdog watches (the trace's writer, later, must not call into it)
         if run.pending:  # an agent calling its tools unasked has no request to match
             call_id = run.take_request(name, fp, call_id)
+        run.served[seq] = outcome  # before the event: the next turn reads the outcome with it (RunState.handled)
         run.events.append(tool_event(run.run_id, seq, run.step, started, outcome.latency, name, call_no, norm, fp,
                                      call_id, outcome.kind, _CLASS[outcome.cls], outcome.code, outcome.retry_after,
                                      count if tool.side_effect else None))

@@ -17,6 +17,8 @@ microsecond). The kinds:
 - ``skipped``: a call the model asked for that the runtime neither executed nor refused
 - ``late``: a tool call that arrived after the run had ended (a leftover thread)
 - ``api``: a model-API request the wire answered with a fault
+- ``side``: a side request the wire answered itself (a title, a loop check, a classifier: see
+  ``toolchaos.wire``): never a model turn of the policy
 - ``end``: how the run ended: terminal state, guard, harness stop, error
 """
 
@@ -124,6 +126,20 @@ class ApiEvent(TypedDict):
     args: dict[str, Any]  # {"url": ...}
 
 
+class SideEvent(TypedDict):
+    run: str
+    seq: int
+    step: int  # the policy's turn it came after: a side request takes none
+    kind: Literal["side"]
+    t: float
+    tool: str  # the model API (``openai.chat``, ``gemini``, ...), as an ``api`` event names it
+    request: int
+    why: str  # ``schema`` (a response schema or a forced output tool) or ``no_tools``
+    answer: str  # the text answered, or the JSON of the instance
+    tokens_in: int
+    tokens_out: int
+
+
 class EndEvent(TypedDict):
     run: str
     seq: int
@@ -137,12 +153,13 @@ class EndEvent(TypedDict):
     error: str | None
 
 
-Event = ModelEvent | ToolEvent | RefusalEvent | SkippedEvent | LateEvent | ApiEvent | EndEvent
+Event = ModelEvent | ToolEvent | RefusalEvent | SkippedEvent | LateEvent | ApiEvent | SideEvent | EndEvent
 # A call that reached the toolbox: executed, refused, or asked for and left, or too late.
 CallEvent = ToolEvent | RefusalEvent | SkippedEvent | LateEvent
 
 _TYPES: dict[str, type[Any]] = {"model": ModelEvent, "tool": ToolEvent, "refusal": RefusalEvent,
-                                "skipped": SkippedEvent, "late": LateEvent, "api": ApiEvent, "end": EndEvent}
+                                "skipped": SkippedEvent, "late": LateEvent, "api": ApiEvent, "side": SideEvent,
+                                "end": EndEvent}
 KINDS: tuple[str, ...] = tuple(_TYPES)
 # The key order each kind is written in (a TypedDict's annotations keep their order).
 KEYS: dict[str, tuple[str, ...]] = {kind: tuple(td.__annotations__) for kind, td in _TYPES.items()}
@@ -185,6 +202,12 @@ def api_event(run: str, seq: int, step: int, t: float, name: str, request: int, 
         retry_after: float | None, url: str) -> ApiEvent:
     return {"run": run, "seq": seq, "step": step, "kind": "api", "t": round(t, 6), "tool": name,
             "request": request, "code": code, "status": status, "retry_after": retry_after, "args": {"url": url}}
+
+
+def side_event(run: str, seq: int, step: int, t: float, name: str, request: int, why: str, answer: str,
+               tokens_in: int, tokens_out: int) -> SideEvent:
+    return {"run": run, "seq": seq, "step": step, "kind": "side", "t": round(t, 6), "tool": name, "request": request,
+            "why": why, "answer": answer, "tokens_in": tokens_in, "tokens_out": tokens_out}
 
 
 def end_event(run: str, seq: int, step: int, t: float, state: str, guard: str | None, reason: str | None,

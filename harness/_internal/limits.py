@@ -1,4 +1,4 @@
-"""Limits: the budgets a runtime should enforce, and the harness's own ceiling and real-time limit."""
+"""Limits: the budgets a runtime should enforce, and the harness's own ceiling and the watchdog's limits."""
 
 from __future__ import annotations
 
@@ -33,23 +33,24 @@ class Budgets:
         return default if value is None else value
 
 
-DEFAULT_REAL_SECONDS = 5.0  # the real-time watchdog's limit when neither the ceiling nor the session sets one
+DEFAULT_REAL_SECONDS = 5.0  # the watchdog's no-progress limit when neither the ceiling nor the session sets one
 SDK_REAL_SECONDS = 60.0  # toolchaos.wire SDK agents' default: the SDKs build their pydantic models inside the run
+TOTAL_FACTOR = 3.0  # the total real-time limit, when nothing sets it: this many times the no-progress limit
 
-def check_real_seconds(raw: str | float, source: str) -> float:
-    """``raw`` as a real-time limit in seconds, or ``ValueError`` naming ``source`` and the value.
+def check_real_seconds(raw: str | float, source: str, what: str = "the no-progress limit of each chaos run") -> float:
+    """``raw`` as a limit in real seconds, or ``ValueError`` naming ``source``, ``what`` it limits and the value.
 
-    The one rule for the command line's ``--real-seconds`` and pytest's ``--chaos-real-seconds``
-    and ini ``chaos_real_seconds``: 0, a negative number, nan, inf or not a number is refused.
-    inf too, because the watchdog's deadline also bounds socket timeouts, which must be finite.
+    The one rule for the command line's ``--real-seconds`` and ``--total-seconds``, pytest's
+    ``--chaos-real-seconds`` and ``--chaos-total-seconds`` and their ini options: 0, a negative
+    number, nan, inf or not a number is refused. inf too, because the watchdog's deadline also
+    bounds socket timeouts, which must be finite.
     """
     try:
         seconds = float(raw)
     except ValueError:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"{source}: expected a positive number of seconds (the real-time limit of each "
-                         f"chaos run), got {raw!r}")
+        raise ValueError(f"{source}: expected a positive number of seconds ({what}), got {raw!r}")
     return seconds
 
 
@@ -57,9 +58,12 @@ def check_real_seconds(raw: str | float, source: str) -> float:
 class Ceiling:
     """The harness's own fuse, far above any sane budget: it ends runs, it does not judge them.
 
-    ``real_seconds`` is the real-time watchdog's limit. ``None`` (the default) means "not set
-    here": the session's (the pytest option ``--chaos-real-seconds``), else the agent kind's
-    default. A run's own ``RunSpec.real_seconds`` wins over this one, and this one over the session's.
+    The watchdog's two limits, in real seconds: ``real_seconds``, how long the run may go without
+    progress while it could run (a machine's load or a stopped process does not count), and
+    ``total_seconds``, how long it may take in all (default: ``TOTAL_FACTOR`` times
+    ``real_seconds``). ``None`` (the default) means "not set here": the session's (the pytest
+    options ``--chaos-real-seconds`` and ``--chaos-total-seconds``), else the agent kind's
+    default. A run's own ``RunSpec`` settings win over these, and these over the session's.
     """
 
     max_tool_calls: int = 1000
@@ -67,6 +71,7 @@ class Ceiling:
     max_refusals: int = 10_000  # a runtime refusing in a loop without asking the model is a runaway too
     real_seconds: float | None = None
     thread_grace: float = 0.1  # real seconds to wait for threads the agent left running when it returned
+    total_seconds: float | None = None
 
     def __post_init__(self) -> None:
         check_finite(self)

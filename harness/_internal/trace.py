@@ -134,6 +134,8 @@ def _args_cell(e: Event, width: int) -> str:
         return _clip(json.dumps(text) if text is not None else f"{len(e['calls'])} call(s)", width)
     if e["kind"] == "end":
         return _clip(str(e["reason"] or e["error"] or ""), width)
+    if e["kind"] == "side":
+        return _clip(json.dumps(e["answer"], ensure_ascii=False), width)
     args = e.get("args", {})
     return args_text(args, width) if isinstance(args, Mapping) else _clip(_encode(args), width)
 
@@ -147,6 +149,8 @@ def _outcome_cell(e: Event, width: int) -> str:
         return str(e["state"])
     if e["kind"] == "model":
         return f"{e['tokens_in']}+{e['tokens_out']} tok"
+    if e["kind"] == "side":
+        return f"SIDE {e['why']}"
     return e["kind"].upper()
 
 

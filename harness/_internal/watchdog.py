@@ -1,14 +1,29 @@
-"""The real-time watchdog: ends a run that makes no progress, and bounds every run in real time.
+"""The watchdog: ends a run that makes no progress, and bounds every run in total real time.
 
 One daemon thread per process (started lazily) looks at the armed runs a few times a second,
-so arming and disarming a run costs a list append and a removal, not a thread start. A run is
-*stuck* when its progress count (the number of trace events: model requests, tool calls,
-refusals) has not moved for its limit: the watchdog then raises ``WatchdogExpired`` inside
-the run's thread (an asynchronous exception, delivered at the next bytecode), and repeats
-while the run is still armed, in case the agent swallowed it. A run that keeps making progress
-is ended by the harness ceiling (turns, tool calls, refusals), whatever the machine's load:
-the verdict does not depend on how fast the machine is. A total real-time fuse, far above the
-limit (``FUSE_FACTOR`` times it), still bounds a run that trickles one event at a time.
+so arming and disarming a run costs a list append and a removal, not a thread start. Each run
+has two limits, each named for what it measures:
+
+- **no progress**: the run's progress count (the number of trace events: model requests, tool
+  calls, refusals) has not moved while the run had the chance to run for its limit. The chance
+  to run is real time minus what a lost-time clock (``toolchaos._internal.opportunity``) says
+  the run could not use: time its thread waited for a CPU, time its process was stopped. So a
+  run starved by the machine's load, or stopped (SIGSTOP, Ctrl-Z), is not ended as stuck; a
+  run blocked in a call (no CPU used while a CPU was free) or spinning still is, at the limit.
+- **total**: the run's real time, however it progresses (by default ``TOTAL_FACTOR`` times the
+  no-progress limit), so a run that trickles one event at a time still ends, and so does one
+  stopped for good.
+
+For the no-progress limit, a poll that comes more than ``GAP`` after the previous one counts as
+``GAP``: the watchdog's own thread could not run (this process was stopped, or starved with
+the run), and nothing the run did in that time is known. Nor is it before a run's first poll,
+which only reads its lost-time clock (arming a run reads nothing: no system call per run).
+
+When a run is due the watchdog raises ``WatchdogExpired`` inside the run's thread (an
+asynchronous exception, delivered at the next bytecode), and repeats while the run is still
+armed, in case the agent swallowed it. A run that keeps making progress is ended by the harness
+ceiling (turns, tool calls, refusals), whatever the machine's load: the verdict does not depend
+on how fast the machine is.
 
 Runs nest: an agent may call ``toolchaos.run`` itself. Each ``arm`` pushes a watch; only the
 innermost watch of a thread is checked, and when it is disarmed the outer one starts counting
@@ -62,25 +77,32 @@ from types import CodeType, FrameType
 from typing import Any
 
 from toolchaos._internal import clock as _clock
+from toolchaos._internal.limits import TOTAL_FACTOR
+from toolchaos._internal.opportunity import Lost, LostClock, could_run, thread_clock
 from toolchaos.errors import WatchdogExpired
 
 _POLL = 0.05
-FUSE_FACTOR = 10.0  # a run that keeps making progress is still ended after this many times its limit
+GAP = 0.25  # real seconds a poll counts at most: beyond it the watchdog itself could not run (stopped, starved)
+NO_PROGRESS, TOTAL = "no_progress", "total"  # which limit ended a run (``why``)
 
 
 @dataclass(slots=True, eq=False)
 class _Watch:
-    """One armed run: its thread, its limit, how it shows progress, and what the watchdog saw."""
+    """One armed run: its thread, its limits, how it shows progress, and what the watchdog saw."""
 
     thread: int
     token: int
-    limit: float
+    limit: float  # seconds of chance to run without progress
+    total: float  # seconds of real time, progress or not
     progress: Callable[[], int] | None  # e.g. the run's event list's __len__: read, never called into agent code
     seen: int
-    since: float  # real time the progress count last moved (or the run was armed or resumed)
-    fuse: float  # real deadline whatever the progress
+    lost: LostClock  # what of the real time the run could not use (toolchaos._internal.opportunity)
+    polled: float  # the real time accounted up to
+    held: Lost | None = None  # the lost clock at ``polled`` (None: not read yet; the next poll reads it)
+    idle: float = 0.0  # seconds the run could run since its progress count last moved
+    spent: float = 0.0  # real seconds of the run so far
     fired: bool = False
-    why: str = ""  # "stuck" | "fuse", once fired
+    why: str = ""  # NO_PROGRESS | TOTAL, once fired
     firings: int = 0
 
 
@@ -193,16 +215,27 @@ def _may_land(thread: int) -> bool:  # pragma: no cover - untraced (see _loop)
     return True
 
 
-def _due(w: _Watch, now: float) -> bool:
+def _due(w: _Watch, now: float, lost: Lost | None = None) -> bool:
+    """Account the real time since the last poll, as the run could use it; whether a limit is reached.
+
+    ``lost``: the run's lost-time clock, read by the caller (else read here).
+    """
+    gap, w.polled = now - w.polled, now
+    if lost is None:
+        lost = w.lost()
+    held, w.held = w.held, lost
+    w.spent += max(0.0, gap)
+    if held is not None:  # the first poll of a run (or of a new clock) only reads it: what came before is not known
+        w.idle += could_run(gap, held, lost, GAP)
     if w.progress is not None:
         n = w.progress()
         if n != w.seen:
-            w.seen, w.since = n, now
-    if now >= w.fuse:
-        w.why = "fuse"
+            w.seen, w.idle = n, 0.0
+    if w.spent >= w.total:
+        w.why = TOTAL
         return True
-    if now - w.since >= w.limit:
-        w.why = w.why or "stuck"
+    if w.idle >= w.limit:
+        w.why = w.why or NO_PROGRESS
         return True
     return False
 
@@ -281,15 +314,20 @@ def _stop_jumps(thread: int) -> None:
 
 def _poll() -> None:  # pragma: no cover - runs untraced, so coverage cannot record it
     with _fire_lock:  # disarm() takes it too: no firing after a run has ended
-        if _in_gc:  # a collection is running its callbacks: fire at the next poll
-            return
-        now = _clock.real_monotonic()
         done: set[int] = set()
+        looked: list[tuple[_Watch, Lost]] = []
         for w in reversed(_watches):
             if w.thread in done:  # an outer run of a thread whose inner run is armed: paused
                 continue
             done.add(w.thread)
-            if _due(w, now) and _may_land(w.thread):
+            looked.append((w, w.lost()))
+        # Only now: reading a lost-time clock (a file in /proc) lets other threads run, and a
+        # collection may start meanwhile. From here to the firing this thread keeps the GIL.
+        if _in_gc:  # a collection is running its callbacks: fire at the next poll
+            return
+        now = _clock.real_monotonic()
+        for w, lost in looked:
+            if _due(w, now, lost) and _may_land(w.thread):
                 _interrupt(w)
 
 
@@ -374,22 +412,27 @@ def _start() -> None:
             _thread.start()
 
 
-def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
+def arm(seconds: float, progress: Callable[[], int] | None = None, *, total: float | None = None,
+        lost: LostClock | None = None) -> int:
     """Watch the calling thread; returns a token for ``disarm``.
 
     With ``progress`` (a cheap count that grows while the run does something), the run is
-    ended after ``seconds`` without progress, and after ``FUSE_FACTOR * seconds`` in all;
-    without it, after ``seconds``.
+    ended after ``seconds`` without progress while it could run, and after ``total`` seconds of
+    real time in all (default ``TOTAL_FACTOR * seconds``); without it, after ``seconds``.
+    ``lost``: what of the real time the run could not use (default: the calling thread's wait
+    for a CPU, ``toolchaos._internal.opportunity.thread_clock``).
     """
     global _token
     if not _signal_state:
         _install_signal()
+    if total is None:
+        total = seconds * TOTAL_FACTOR if progress is not None else seconds
+    clock = lost if lost is not None else thread_clock()
     now = _clock.real_monotonic()
     with _fire_lock:  # with the append: a disarm in another thread removes the bracket only with no watch left
         _token += 1
         seen = progress() if progress is not None else 0
-        fuse = now + (seconds * FUSE_FACTOR if progress is not None else seconds)
-        _watches.append(_Watch(threading.get_ident(), _token, seconds, progress, seen, now, fuse))
+        _watches.append(_Watch(threading.get_ident(), _token, seconds, total, progress, seen, clock, now))
         token = _token
         _bracket_gc()  # callbacks registered since the last run (hypothesis adds one) run inside the bracket
     if _thread is None:  # after the append: a thread that parks meanwhile sees the watch, or is restarted here
@@ -397,20 +440,39 @@ def arm(seconds: float, progress: Callable[[], int] | None = None) -> int:
     return token
 
 
+def observe(thread: int | None = None, *, progress: Callable[[], int] | None = None,
+            lost: LostClock | None = None) -> bool:
+    """Change how the innermost armed run of ``thread`` (default: the calling one) shows progress or loses time.
+
+    For a run whose agent is elsewhere: a served run counts the requests that move it on (not
+    a retry of the same request), and loses the time the agent's process was stopped or
+    waited for a CPU. Whether such a run was armed.
+    """
+    with _fire_lock:
+        w = _innermost(threading.get_ident() if thread is None else thread)
+        if w is None:
+            return False
+        if progress is not None:
+            w.progress, w.seen = progress, progress()
+        if lost is not None:
+            w.lost, w.held = lost, None
+        return True
+
+
 def remaining() -> float | None:
-    """Real seconds left before the innermost armed run would be ended (None when no run is armed)."""
+    """Real seconds left before the innermost armed run would be ended, if it could run throughout (None: no run)."""
     watches = _watches
     if not watches:
         return None
     w = watches[-1]
-    now = _clock.real_monotonic()
+    pending = max(0.0, _clock.real_monotonic() - w.polled)  # not accounted yet: as if the run could run
     moved = w.progress is not None and w.progress() != w.seen
-    left = w.limit if moved else w.since + w.limit - now
-    return min(left, w.fuse - now)
+    left = w.limit if moved else w.limit - w.idle - pending
+    return min(left, w.total - w.spent - pending)
 
 
 def why(token: int) -> str:
-    """Why the watchdog fired at run ``token``: "stuck", "fuse" or "" (it did not fire, or the run is disarmed)."""
+    """Which limit ended run ``token``: ``NO_PROGRESS``, ``TOTAL`` or "" (it did not fire, or the run is disarmed)."""
     for w in _watches:
         if w.token == token:
             return w.why
@@ -423,8 +485,8 @@ def extend(token: int, seconds: float) -> None:
     with _fire_lock:
         for w in _watches:
             if w.token == token:
-                w.since, w.limit, w.progress = now, min(w.limit, seconds), None
-                w.fuse = max(w.fuse, now + w.limit)
+                w.idle, w.limit, w.progress = 0.0, min(w.limit, seconds), None
+                w.total = max(w.total, w.spent + max(0.0, now - w.polled) + w.limit)
 
 
 def disarm(token: int) -> str:
@@ -458,8 +520,10 @@ def _resume(thread: int) -> None:
     """After a run is disarmed: its outer run counts from now; collection is back on when nothing is firing."""
     global _gc_off
     outer = _innermost(thread)
-    if outer is not None:
-        outer.since = _clock.real_monotonic()
+    if outer is not None:  # the inner run's time is the outer run's real time, and was progress of it
+        now = _clock.real_monotonic()
+        outer.spent += max(0.0, now - outer.polled)
+        outer.polled, outer.held, outer.idle = now, None, 0.0
     if _gc_off and not any(w.fired for w in _watches):
         _gc_off = False
         gc.enable()

@@ -8,6 +8,8 @@
 - ``run_scenario(scenario, agent)`` runs one loaded scenario (twice, sharing the agent's
   ``store``, when it has a ``restart``) and ``judge``s it: a ``Verdict`` (a
   ``ScenarioVerdict`` that also knows which expectation each violation broke, for reports).
+  A scenario that ``needs`` what the agent's kind lacks is not run: its verdict is N/A
+  (``Verdict.not_applicable`` says why); a kind that cannot report a stop is judged by harm.
 - ``suite()`` loads the bundled certification suite (the package ``toolchaos_scenarios``);
   ``certify(agent)`` runs it against one agent.
 - ``AGENT_VARIANTS``, ``ABLATIONS``, ``PORTS``: the reference agent, its variants and the ports of
@@ -16,7 +18,8 @@
 The modules: ``_verdict`` (what reports consume), ``_judge`` (expectations checked, the
 verdict, the failure text), ``_run`` (in-process runs), ``_suite`` (the bundled suites),
 ``_variants`` (the reference agent's variants), ``_grade``
-(what a run wasted beyond its scenario's useful work).
+(what a run wasted beyond its scenario's useful work), ``_applicable`` (what a scenario asks of
+the agent's kind: N/A, and how a kind that cannot report a stop is judged).
 """
 
 from toolchaos.certification._grade import Grade

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos import invariants as _invariants
-from toolchaos._engine import RunResult, session_real_seconds
+from toolchaos._engine import RunResult, session_real_seconds, session_total_seconds
 from toolchaos._internal.trace import Trace
+from toolchaos.certification._applicable import NOT_RUN, as_judged
 from toolchaos.certification._grade import grade_run
 from toolchaos.certification._verdict import ScenarioVerdict
 from toolchaos.errors import trace_file_line
@@ -39,6 +40,8 @@ class Verdict(ScenarioVerdict):
         return self.failures[0] if self.failures else None
 
     def headline(self) -> str:
+        if self.not_applicable is not None:
+            return f"N/A {self.id}: {self.not_applicable}"
         if self.passed:
             return f"PASS {self.id}"
         _, v = self.failures[0]
@@ -95,19 +98,36 @@ def _hits(first: RunResult, second: RunResult) -> dict[str, dict[int, int]]:
     return {tool: dict(sorted(h.items())) for tool, h in out.items()}
 
 
-def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str) -> Verdict:
-    """The verdict on a scenario's run (``second``: the restarted run, for a scenario with a restart)."""
+def judge(scenario: Scenario, first: RunResult, second: RunResult | None = None, *, agent: str,
+          kind: str | None = None) -> Verdict:
+    """The verdict on a scenario's run (``second``: the restarted run, for a scenario with a restart).
+
+    ``kind``: the agent's kind (default: the one the run recorded), whose capabilities say how it
+    is judged: by harm, where it cannot report a stop (``_applicable``).
+    """
     runs = [first] if second is None else [first, second]
     result = first if second is None else combine(first, second)
     targets = {"run": [result], "before": [first], "each": runs}
-    failures = [(exp, v) for exp in scenario.expect for target in targets[exp.phase]
+    expect = as_judged(scenario.expect, kind or first.agent_kind)
+    failures = [(exp, v) for exp in expect for target in targets[exp.phase]
                 for v in check_invariant(exp.invariant, target)]
     failures.sort(key=lambda f: (f[1].seq is None, f[1].seq or 0))
     return Verdict(
         id=scenario.name, title=scenario.title, category=scenario.category, severity=scenario.severity,
-        result=result, violations=[v for _, v in failures], expect=scenario.invariants, path=scenario.path,
-        content_hash=scenario.content_hash, agent=agent, whys=[e.why for e in scenario.expect],
+        result=result, violations=[v for _, v in failures], expect=[e.invariant for e in expect], path=scenario.path,
+        content_hash=scenario.content_hash, agent=agent, whys=[e.why for e in expect],
         grade=grade_run(scenario.useful, result), scenario=scenario, failures=failures, runs=runs)
+
+
+def not_run(scenario: Scenario, *, agent: str, kind: str, reason: str, seed: int | None = None) -> Verdict:
+    """The N/A verdict of a scenario that does not apply to the agent's kind: ``reason`` says why; nothing ran."""
+    result = RunResult(run_id=scenario.name, seed=scenario.seed if seed is None else seed, task=scenario.task,
+                       terminal_state=NOT_RUN, answer=None, stop_report=None, trace=Trace([]), ledger=EffectLedger(),
+                       usage=[], agent_kind=kind)
+    return Verdict(
+        id=scenario.name, title=scenario.title, category=scenario.category, severity=scenario.severity,
+        result=result, violations=[], expect=[], path=scenario.path, content_hash=scenario.content_hash, agent=agent,
+        not_applicable=reason, scenario=scenario, runs=[])
 
 
 def _shown(path: Path | None) -> str:
@@ -162,11 +182,14 @@ def render_failure(verdict: Verdict) -> str:
         lines.append(result.trace.table(around=result.trace.events[-1]["seq"] if result.trace.events else None,
                                         radius=10))
     lines.append(trace_file_line(result))
-    limit = session_real_seconds()  # a watchdog failure must reproduce under the same limit
-    again = f" --real-seconds {limit:g}" if limit is not None else ""
-    only = verdict.id.split("[", 1)[0]  # -k is a glob: a variant's brackets would be a character class
+    limit, total = session_real_seconds(), session_total_seconds()  # a watchdog failure reproduces under the same
+    again = (f" --real-seconds {limit:g}" if limit is not None else "") + (
+        f" --total-seconds {total:g}" if total is not None else "")
+    only = verdict.id.split("[", 1)[0].split("#", 1)[0]  # -k is a glob: a variant's brackets would be a class
+    # a trial is its scenario run once with the trial's own seed (seed + i): the same run, named without #trial=
+    once = " --trials 1" if getattr(getattr(verdict, "scenario", None), "trials", 1) > 1 else ""
     lines.append(f"reproduce: toolchaos run {shlex.quote(where)} -k {shlex.quote(only)} "
-                 f"--agent {shlex.quote(str(verdict.agent))} --seed {result.seed}{again}")
+                 f"--agent {shlex.quote(str(verdict.agent))} --seed {result.seed}{once}{again}")
     return "\n".join(lines)
 
 

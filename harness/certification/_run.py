@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from toolchaos._agents import kinds, resolve
 from toolchaos._engine import RunSpec, run, safe_name
-from toolchaos.certification._judge import Verdict, judge
+from toolchaos.certification._applicable import not_applicable_to
+from toolchaos.certification._judge import Verdict, judge, not_run
 from toolchaos.certification._variants import agent_label
 from toolchaos.fake_tools import World
 from toolchaos.invariants import Violation
@@ -19,21 +21,32 @@ def run_scenario(scenario: Scenario, agent: Any = None, *, seed: int | None = No
                  isolation: str | None = None, real_seconds: float | None = None) -> Verdict:
     """Run a scenario against ``agent`` (default: the scenario's own, else ``builtin:guarded``).
 
+    A scenario that needs what the agent's kind lacks (its ``needs``, the kind's capabilities) is
+    not run: its verdict is N/A, saying why (``Verdict.not_applicable``).
+
+    A trial of the scenario (``expand_trials``) runs with ``seed + trial``.
+
     ``isolation``: ``"process"`` runs the agent in a contained child, ``"none"`` here;
     ``real_seconds``: the watchdog's limit, over the scenario's own; unset, the session's
     (``toolchaos.RunSpec``).
     """
     agent = agent if agent is not None else (scenario.agent or "builtin:guarded")
+    name = label or agent_label(agent)
+    seed = trial_seed(scenario, seed)
+    aut = resolve(agent)  # its kind says what it can do, before anything runs
+    reason = not_applicable_to(scenario, kinds()[aut.kind])
+    if reason is not None:  # N/A from the two declarations alone: nothing runs
+        return not_run(scenario, agent=name, kind=aut.kind, reason=reason, seed=seed)
     world = World(scenario.world)  # the backend: it outlives the agent's restart
     first_spec = scenario_spec(scenario, seed=seed, isolation=isolation, world=world, real_seconds=real_seconds)
-    first = run(agent, first_spec)
+    first = run(aut, first_spec)
     second = None
     if scenario.restart is not None:
         world.offset += first.virtual_seconds  # its keys keep ageing across the restart
         r = scenario.restart
-        second = run(agent, first_spec.with_(task=r.task, tools=tuple(r.tools), policy=r.policy(),
-                                             name=f"{scenario.name}~restart"))
-    verdict = judge(scenario, first, second, agent=label or agent_label(agent))
+        second = run(aut, first_spec.with_(task=r.task, tools=tuple(r.tools), policy=r.policy(),
+                                           name=f"{scenario.name}~restart"))
+    verdict = judge(scenario, first, second, agent=name, kind=aut.kind)
     if artifacts is not None:
         try:
             verdict.result.trace.write(Path(artifacts) / f"{safe_name(scenario.name)}.trace.jsonl")
@@ -47,6 +60,11 @@ def artifacts_refused(exc: OSError) -> Violation:
     """The violation of a scenario whose trace could not be kept: its evidence is gone, so it cannot pass."""
     return Violation("artifacts", "the run's trace written to the artifacts folder",
                      f"refused: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
+
+
+def trial_seed(scenario: Scenario, seed: int | None = None) -> int:
+    """The seed of this instance: ``seed`` (else the scenario's own) plus its trial index (trial 0: the seed itself)."""
+    return (scenario.seed if seed is None else seed) + scenario.trial
 
 
 def scenario_spec(scenario: Scenario, *, seed: int | None = None, isolation: str | None = None,

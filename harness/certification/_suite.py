@@ -24,8 +24,9 @@ SUITE_PACKAGE = "toolchaos_scenarios"
 # Bump when a certification scenario is added, removed or changes what it demands: reports
 # carry it next to the per-file hashes, so two certifications can be compared.
 # 3: bounds with margins and a why, useful work, two scenarios added; 4: the side-effect and resume
-# scenarios say why and state their useful work, side-email-asked-repeatedly's turn bound 4 -> 6
-SUITE_VERSION = "4"
+# scenarios say why and state their useful work, side-email-asked-repeatedly's turn bound 4 -> 6; 5: every
+# scenario declares what it needs of the agent's kind (needs:), so some are N/A to a process agent
+SUITE_VERSION = "5"
 
 
 def suite_root() -> Traversable:

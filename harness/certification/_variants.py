@@ -35,8 +35,13 @@ PORTS: dict[str, str] = {
     "production": ("a careful production-style runtime written from the documents alone: error classes, backoff "
                    "honouring every Retry-After form, an operation ledger with lookups, budgets, progress-aware "
                    "cycles"),
+    "sdk-retries": ("a runtime whose transport retries each request at the official SDKs' default (3 attempts, "
+                    "backoff from 0.5 s, Retry-After honoured) under sound decisions: a third identical request "
+                    "refused, no progress 3, side effects deduplicated by idempotency key"),
 }
 # The sound designs among the ports: every loop scenario must leave them room (they pass them all).
+# sdk-retries is sound too, but today's loop bounds count its transport retries with the model's
+# re-asks (docs/independent-runtimes.md): it joins them once the bounds count the two apart.
 SOUND_PORTS = ("loopguard", "production")
 
 AGENT_VARIANTS: dict[str, Callable[..., Any]] = {

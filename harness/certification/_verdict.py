@@ -25,16 +25,19 @@ class ScenarioVerdict:
     agent: str = ""
     whys: list[str | None] = field(default_factory=list)  # each expectation's `why:`, in the order of expect
     grade: Grade | None = None  # what the run wasted beyond the scenario's useful work
+    # Why the scenario does not apply to the agent's kind (what it needs that the kind lacks): then nothing
+    # ran, and the verdict is N/A, neither a pass nor a failure. None: it applied.
+    not_applicable: str | None = None
 
     @property
     def passed(self) -> bool:
-        return not self.violations
+        return not self.violations and self.not_applicable is None
 
     @property
     def failure_severity(self) -> str | None:
         """The severity this failure counts as for levels (None when it passed): the scenario's, unless
         every broken invariant counts as less (a false COMPLETED is a reporting failure: at most major)."""
-        if self.passed:
+        if self.passed or self.not_applicable is not None:  # N/A: nothing failed
             return None
         return min((_capped(v.severity, self.severity) for v in self.violations), key=_rank)
 

@@ -22,7 +22,7 @@ import sys
 from typing import NoReturn, Protocol
 
 from toolchaos._internal.version import VERSION
-from toolchaos.cli import _analyze, _certify, _diff, _list, _mcp, _new, _replay, _run, _schema, _serve
+from toolchaos.cli import _analyze, _certify, _diff, _list, _mcp, _new, _replay, _report, _run, _schema, _serve
 from toolchaos.errors import CommandError, UserError
 
 
@@ -43,6 +43,7 @@ COMMANDS: dict[str, Command] = {
     "replay": _replay,
     "analyze": _analyze,
     "diff": _diff,
+    "report": _report,
     "schema": _schema,
     "new": _new,
     "list": _list,
@@ -65,6 +66,7 @@ examples:
   toolchaos new charge_payment timeout -o payment-timeout.chaos.yaml
   toolchaos list faults
   toolchaos diff last-release/ chaos-report/ --fail-on-regression
+  toolchaos report merge shard-1/ shard-2/ shard-3/ --out chaos-report/
   pytest --chaos --chaos-report=out/ --chaos-require=major
 
 Run `toolchaos COMMAND --help` for a command's options and examples."""

@@ -19,17 +19,21 @@ from toolchaos.cli import _lazy
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
     add_isolation_argument,
+    add_keyword_argument,
     add_pass_env_argument,
     add_real_seconds_argument,
+    add_trials_argument,
     errors_note,
     load,
     real_seconds_limit,
     resolve_agent_ref,
     run_each,
     select,
+    trials,
 )
+from toolchaos.cli._shards import add_shard_arguments, run_timed, select_shard
 from toolchaos.errors import CommandError
-from toolchaos.reports import add_report_arguments, finish_command
+from toolchaos.reports import add_report_arguments, applicable, finish_command
 
 if TYPE_CHECKING:
     from toolchaos.matrices import Matrix
@@ -43,9 +47,12 @@ EXAMPLES = """\
   toolchaos certify --agent 'cmd:node agent.mjs'     # or any command line (the serve extra; docs/process-agents.md)
   toolchaos certify --agent preset:python --pass-env HF_TOKEN  # a variable of yours a process agent may see
   toolchaos certify --agent builtin:naive -k 'loop-*'
+  toolchaos certify --agent preset:codex -k 'loop-*,side-*'   # several patterns (or -k A -k B)
   toolchaos certify --agent myapp.agent:run --report chaos-report/ --require major
   toolchaos certify --agent myapp.agent:run --real-seconds 30   # a slow agent or CI machine
   toolchaos certify --agent myapp.agent:run --isolation none     # in this process (a debugger, coverage)
+  toolchaos certify --agent myapp.agent:run --shard 2/3 --report shard-2/   # one CI job's part (docs/ci-shards.md)
+  toolchaos certify --agent myapp.agent:run --trials 5 --require-pass-k 3,0.9   # pass^3 of critical ones
   toolchaos certify --matrix                         # scenario x agent variant: does the suite prove itself?
   toolchaos certify --matrix --output docs/certification-matrix.md"""
 
@@ -54,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="REF", default="builtin:guarded",
                         help=f"agent under test: {AGENT_REF_HELP} (default builtin:guarded)")
     parser.add_argument("--suite", metavar="DIR", help="a directory of scenarios instead of the bundled suite")
-    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
+    add_keyword_argument(parser)
+    add_trials_argument(parser)
     parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
@@ -66,28 +74,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_isolation_argument(parser, default_for_certification())
     add_pass_env_argument(parser)
     add_report_arguments(parser)
+    add_shard_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     # --matrix too: it runs the suite against every agent variant, each under the same defaults.
-    with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env):
+    with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env, args.total_seconds):
         return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
     scenarios = load([args.suite], "*.chaos.yaml", False) if args.suite else _lazy.suite()
-    scenarios = select(scenarios, args.keyword)
     if args.matrix:
-        return _matrix(_lazy.ablation_matrix(scenarios), args.output)
+        if args.shard:
+            raise CommandError("--shard does not go with --matrix: the matrix runs the whole suite")
+        return _matrix(_lazy.ablation_matrix(select(scenarios, args.keyword)), args.output)
     if args.output:
         raise CommandError("--output goes with --matrix")
+    # -k ID#trial=I picks one trial; scenarios x trials are split across shards
+    scenarios, shard = select_shard(select(trials(scenarios, args.trials), args.keyword), args)
     agent = resolve_agent_ref(args.agent)
     started = datetime.now(UTC)
-    verdicts = run_each(scenarios, agent, args)
+    verdicts = run_timed(scenarios, lambda todo: run_each(todo, agent, args), args.store_durations)
     passed = sum(v.passed for v in verdicts)
-    print(f"\n{args.agent}: {passed}/{len(verdicts)} scenarios passed{errors_note(verdicts)}", file=sys.stderr)
+    judged = len(applicable(verdicts))  # a scenario needing what the agent's kind lacks did not run (N/A)
+    what = "scenarios passed" if judged == len(verdicts) else (f"applicable scenarios passed, "
+                                                              f"{len(verdicts) - judged} not applicable")
+    print(f"\n{args.agent}: {passed}/{judged} {what}{errors_note(verdicts)}", file=sys.stderr)
     suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": VERSION}
-    return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, **suite_meta})
+    return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, "shard": shard,
+                                           **suite_meta})
 
 
 def _matrix(matrix: Matrix, output: str | None) -> int:

@@ -151,10 +151,11 @@ TEMPLATES: dict[str, Template] = {
                       [{"terminal_state": ["NEEDS_HUMAN", "FAILED"]}, "no_unchanged_resend",
                        {"bounded": {"executions": 1}}, "stop_report"]),
     "pending": Template("legit", "major", "Polling {tool} until it is done (must not be stopped)",
-                        "The answer is 'still processing' three times, then done. Repeating the call under the "
-                        "polling interval is legitimate: the run must complete.",
-                        {"pending": {"polls": 3, "interval": 30}}, None, "poll_until",
-                        [{"completed": {"successes": {"$tool": 1}}}, {"bounded": {"executions": 4}}]),
+                        "The job answers 'still processing' for 90 seconds, asking to be polled every 30, then "
+                        "done. Repeating the call at the polling interval is legitimate: the run must complete.",
+                        {"pending": {"after": 90, "interval": 30}}, None, "poll_until",
+                        [{"completed": {"successes": {"$tool": 1}}}, "poll_interval_honoured",
+                         {"bounded": {"executions": 10}}]),
     "contradictory": _loop("{tool} contradicts itself", "Each answer disagrees with the previous one and the "
                            "model keeps asking to reconcile them. A correct runtime notices that repeating brings "
                            "no progress and stops.", "contradictory", never=True),

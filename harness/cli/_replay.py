@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Checked even with --scenario, which runs nothing: a bad value is an error either way.
-    with real_seconds_limit(args.real_seconds, pass_env=args.pass_env):
+    with real_seconds_limit(args.real_seconds, pass_env=args.pass_env, total=args.total_seconds):
         return _run(args)
 
 

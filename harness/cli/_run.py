@@ -18,12 +18,13 @@ from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
+    TOTAL_FACTOR,
     check_real_seconds,
 )
 from toolchaos.adapters import agent_under_test
 from toolchaos.cli import _lazy
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError, UserError, printable
-from toolchaos.reports import add_report_arguments, could_not_call, finish_command, verdict_status
+from toolchaos.reports import NOT_APPLICABLE, add_report_arguments, could_not_call, finish_command, verdict_status
 
 HELP = "run scenario files (or directories of them) against an agent"
 EXAMPLES = """\
@@ -50,10 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"agent under test: {AGENT_REF_HELP} (default: the scenario's own agent, else "
                              "builtin:guarded)")
     parser.add_argument("--seed", type=int, metavar="N", help="seed for every run (default: each scenario's)")
+    add_trials_argument(parser)
     parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
     parser.add_argument("--allow-imports", action="store_true",
                         help="let scenario files name Python code as 'module:attr'")
-    parser.add_argument("-k", dest="keyword", metavar="PATTERN", help="only scenarios whose id matches (glob)")
+    add_keyword_argument(parser)
     parser.add_argument("--pattern", default="*.chaos.yaml", help="file pattern in directories (default *.chaos.yaml)")
     parser.add_argument("--json", action="store_true", help="one JSON object per scenario")
     parser.add_argument("-v", "--verbose", action="store_true", help="show the full failure of each failing scenario")
@@ -64,19 +66,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 REAL_SECONDS_OPTION = "--real-seconds"
+TOTAL_SECONDS_OPTION = "--total-seconds"
 PASS_ENV_OPTION = "--pass-env"
 
 
 def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: bool) -> None:
-    """``--real-seconds SECONDS``: the session's real-time limit, as pytest's ``--chaos-real-seconds``."""
+    """``--real-seconds`` and ``--total-seconds``: the watchdog's two limits for the session, as pytest's
+    ``--chaos-real-seconds`` and ``--chaos-total-seconds``."""
     own = "a scenario's own ceiling real_seconds wins; " if scenarios else ""
     # A string, not type=float: argparse would word a bad value its own way; real_seconds_limit
     # checks it with the plugin's rule and words (toolchaos._internal.limits.check_real_seconds).
     parser.add_argument(REAL_SECONDS_OPTION, metavar="SECONDS",
-                        help="real-time limit of each agent run: the watchdog ends an agent that makes no progress for "
-                             f"SECONDS (no model request, tool call or event) as a failure (WATCHDOG); "
+                        help="no-progress limit of each agent run: the watchdog ends an agent that makes no progress "
+                             "(no model request, tool call or event) for SECONDS while it could run (time it waited "
+                             "for a CPU or was stopped does not count) as a failure (WATCHDOG); "
                              f"{own}default {DEFAULT_REAL_SECONDS:g} seconds, "
                              f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents")
+    own = "a scenario's own ceiling total_seconds wins; " if scenarios else ""
+    parser.add_argument(TOTAL_SECONDS_OPTION, metavar="SECONDS",
+                        help="total limit of each agent run: the watchdog ends a run that goes on for SECONDS of real "
+                             f"time in all, progress or not, as a failure (WATCHDOG); {own}default "
+                             f"{TOTAL_FACTOR:g} times the no-progress limit")
 
 
 def add_isolation_argument(parser: argparse.ArgumentParser, default: str) -> None:
@@ -98,31 +108,32 @@ def add_pass_env_argument(parser: argparse.ArgumentParser) -> None:
 
 @contextmanager
 def real_seconds_limit(raw: str | None, isolation: str | None = None,
-                       pass_env: list[str] | None = None) -> Iterator[None]:
-    """The defaults of every run the command makes: ``--real-seconds`` (``--isolation``, ``--pass-env``), then put back.
+                       pass_env: list[str] | None = None, total: str | None = None) -> Iterator[None]:
+    """The defaults of every run the command makes: ``--real-seconds`` and ``--total-seconds`` (``total``;
+    ``--isolation``, ``--pass-env``), then put back.
 
     The command's session defaults (``toolchaos._engine.session_defaults``, what each ``RunSpec``
     leaves unset) rather than settings handed to each run, so the precedence is the engine's own,
-    as under pytest: a scenario's ceiling ``real_seconds`` still wins and SDK agents give up their
-    longer default. Restored on the way out so that ``main()`` called in-process (tests, a wrapper
+    as under pytest: a scenario's ceiling ``real_seconds`` (``total_seconds``) still wins and SDK
+    agents give up their longer default. Restored on the way out so that ``main()`` called in-process (tests, a wrapper
     script) leaves no trace. A bad value is a ``CommandError``: one line, exit 2, before anything
     is loaded or run.
     """
-    seconds = None
-    if raw is not None:
-        try:
-            seconds = check_real_seconds(raw, REAL_SECONDS_OPTION)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
+    try:
+        seconds = None if raw is None else check_real_seconds(raw, REAL_SECONDS_OPTION)
+        in_all = None if total is None else check_real_seconds(total, TOTAL_SECONDS_OPTION,
+                                                               "the total real-time limit of each chaos run")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     try:
         names = split_names(pass_env or [], PASS_ENV_OPTION)
     except UserError as exc:
         raise CommandError(str(exc)) from None
-    if seconds is None and isolation is None and not names:
+    if seconds is None and in_all is None and isolation is None and not names:
         yield
         return
     restore = session_defaults(isolation=isolation, real_seconds=seconds, source=REAL_SECONDS_OPTION,
-                               pass_env=names or None)
+                               pass_env=names or None, total_seconds=in_all, total_source=TOTAL_SECONDS_OPTION)
     try:
         yield
     finally:
@@ -147,6 +158,21 @@ def _resolve_own(agent: Any) -> Any:
         raise CommandError(str(exc)) from None
 
 
+def add_trials_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trials", type=int, metavar="N",
+                        help="run every scenario N times, trial i with seed + i (trial 0 is the run without "
+                             "trials); a scenario passes only if every trial passes; the report gives pass^k and "
+                             "pass@k (default: each scenario's trials, else 1)")
+
+
+def trials(scenarios: list[Any], count: int | None) -> list[Any]:
+    """The scenarios as their trials (``--trials N``, else each one's ``trials:``)."""
+    try:
+        return list(_lazy.expand_trials(scenarios, count))
+    except ValueError as exc:
+        raise CommandError(f"--trials: {exc}") from None
+
+
 def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
     scenarios: list[Any] = []
     for raw in paths:
@@ -167,7 +193,9 @@ def load(paths: list[str], pattern: str, allow_imports: bool) -> list[Any]:
 def line(verdict: Any) -> str:
     status = verdict_status(verdict).upper()
     text = f"{status}  {verdict.id}  ({verdict.category}, {verdict.severity})"
-    if status == "ERROR" and verdict.result.error:
+    if status == "N/A":  # not run: what it needs that the agent's kind lacks
+        text += f"\n      {verdict.not_applicable}"
+    elif status == "ERROR" and verdict.result.error:
         text += f"\n      {verdict.result.error.strip().splitlines()[-1]}"
     elif not verdict.passed:
         text += f"\n      {verdict.violations[0].headline()}"
@@ -177,8 +205,10 @@ def line(verdict: Any) -> str:
 def as_json(verdict: Any) -> str:
     r = verdict.result
     return json.dumps({
-        "id": verdict.id, "passed": verdict.passed, "category": verdict.category, "severity": verdict.severity,
-        "agent": verdict.agent, "terminal_state": r.terminal_state, "guard": r.guard,
+        "id": verdict.id, "passed": verdict.passed, "verdict": verdict_status(verdict),
+        "not_applicable": verdict.not_applicable, "category": verdict.category, "severity": verdict.severity,
+        "agent": verdict.agent, "terminal_state": None if verdict.not_applicable else r.terminal_state,
+        "guard": r.guard,
         "executions": r.total_executions, "turns": r.turns, "side_effects": r.ledger.applied(),
         "virtual_seconds": round(r.virtual_seconds, 6), "tokens": r.tokens,
         "violations": [{"invariant": v.invariant, "expected": v.expected, "actual": v.actual, "step": v.step,
@@ -187,20 +217,45 @@ def as_json(verdict: Any) -> str:
     }, sort_keys=True)
 
 
+def na_note(verdicts: list[Any]) -> str:
+    """``, N not applicable``: scenarios not run, needing what the agent's kind lacks (neither passed nor failed)."""
+    na = sum(verdict_status(v) == NOT_APPLICABLE for v in verdicts)
+    return f", {na} not applicable" if na else ""
+
+
 def errors_note(verdicts: list[Any]) -> str:
     """``, N errors``: scenarios that could not judge the agent, counted apart from its failures."""
     errors = sum(verdict_status(v) == "error" for v in verdicts)
     return f", {errors} errors" if errors else ""
 
 
-def select(scenarios: list[Any], keyword: str | None) -> list[Any]:
-    """The scenarios ``-k`` picks (a glob on the id, or a part of it); none picked is an error."""
-    if not keyword:
+def add_keyword_argument(parser: argparse.ArgumentParser) -> None:
+    """``-k PATTERN``: repeatable, and each may list several patterns separated by commas."""
+    parser.add_argument("-k", dest="keyword", action="append", metavar="PATTERN",
+                        help="only scenarios whose id matches (a glob, or a part of the id); several patterns: "
+                             "-k A -k B or -k A,B (a scenario matching any is run)")
+
+
+def patterns(keyword: str | list[str] | None) -> list[str]:
+    """The patterns of ``-k`` (repeated, comma-separated, or both), each once, in order."""
+    given = [keyword] if isinstance(keyword, str) else list(keyword or [])
+    return list(dict.fromkeys(p.strip() for k in given for p in k.split(",") if p.strip()))
+
+
+def select(scenarios: list[Any], keyword: str | list[str] | None) -> list[Any]:
+    """The scenarios ``-k`` picks: those matching any of its patterns (a glob on the id, or a part of it), in
+    their order. A pattern that matches nothing is an error (a typo would silently narrow the run)."""
+    wanted = patterns(keyword)
+    if not wanted:
         return scenarios
-    picked = [s for s in scenarios if fnmatch.fnmatch(s.name, keyword) or keyword in s.name]
-    if not picked:
-        raise CommandError(f"no scenario matches -k {keyword!r}")
-    return picked
+    unmatched = [p for p in wanted if not any(_matches(s.name, p) for s in scenarios)]
+    if unmatched:
+        raise CommandError("no scenario matches " + ", ".join(f"-k {p!r}" for p in unmatched))
+    return [s for s in scenarios if any(_matches(s.name, p) for p in wanted)]
+
+
+def _matches(name: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(name, pattern) or pattern in name
 
 
 def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
@@ -214,28 +269,30 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
             print(as_json(verdict))
         else:
             print(printable(line(verdict)))  # agent-supplied text: no escape sequences reach the terminal
-            if args.verbose and not verdict.passed:
+            if args.verbose and verdict_status(verdict) in ("fail", "error"):  # an N/A has no failure to show
                 print("\n" + printable(_lazy.render_failure(verdict)) + "\n")
     return verdicts
 
 
 def run(args: argparse.Namespace) -> int:
-    with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env):
+    with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env, args.total_seconds):
         return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
     agent = resolve_agent_ref(args.agent)
     scenarios = load(args.paths, args.pattern, args.allow_imports)
-    scenarios = select(scenarios, args.keyword)
+    scenarios = select(trials(scenarios, args.trials), args.keyword)  # -k ID#trial=I picks one trial
     started = datetime.now(UTC)
     verdicts = run_each(scenarios, agent, args, seed=args.seed)
     failed = sum(verdict_status(v) == "fail" for v in verdicts)
     passed = sum(v.passed for v in verdicts)
-    print(f"\n{passed} passed, {failed} failed{errors_note(verdicts)}", file=sys.stderr)
+    print(f"\n{passed} passed, {failed} failed{errors_note(verdicts)}{na_note(verdicts)}", file=sys.stderr)
     print(printable(run_verdict(verdicts)), file=sys.stderr)  # agent-supplied text (an error): no escape sequences
-    if not (args.report or args.require):  # a report's level (and its exit status) only when one was asked for
-        return 2 if could_not_call(verdicts) else 0 if all(v.passed for v in verdicts) else 1
+    # a report's level (and its exit status) only when one was asked for
+    if not (args.report or args.require or args.require_pass_k):
+        judged = [v for v in verdicts if verdict_status(v) != NOT_APPLICABLE]  # N/A: neither passed nor failed
+        return 2 if could_not_call(verdicts) else 0 if all(v.passed for v in judged) else 1
     meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
     return finish_command(args, verdicts, meta)
 
@@ -248,8 +305,11 @@ def run_verdict(verdicts: list[Any]) -> str:
     """
     errors = [v for v in verdicts if verdict_status(v) == "error"]
     failures = [v for v in verdicts if verdict_status(v) == "fail"]
+    na = [v for v in verdicts if verdict_status(v) == NOT_APPLICABLE]
     if len(verdicts) == 1:
         v = verdicts[0]
+        if verdict_status(v) == NOT_APPLICABLE:
+            return f"N/A: {v.id}: not run: {v.not_applicable}"
         if v.passed:
             return f"PASS: {v.id}: every expectation held ({v.result.terminal_state})"
         return f"{verdict_status(v).upper()}: {v.id}: {_what_broke(v)}"
@@ -259,6 +319,11 @@ def run_verdict(verdicts: list[Any]) -> str:
     if failures:
         named = "; ".join(f"{v.id} ({_what_broke(v)})" for v in failures[:3]) + ("; ..." if len(failures) > 3 else "")
         return f"FAIL: {len(failures)} of {len(verdicts)} scenarios failed: {named}"
+    if na:
+        named = ", ".join(v.id for v in na[:3]) + (", ..." if len(na) > 3 else "")
+        if len(na) == len(verdicts):  # nothing applied: nothing passed either
+            return f"N/A: none of the {len(na)} scenarios applies to the agent's kind ({named})"
+        return f"PASS: all {len(verdicts) - len(na)} applicable scenarios passed ({len(na)} not applicable: {named})"
     return f"PASS: all {len(verdicts)} scenarios passed"
 
 

@@ -7,7 +7,7 @@ Read through ``_lazy`` (``_lazy.load_file``, ...), never imported by the command
 
 from toolchaos.certification import judge, render_failure, run_scenario, scenario_spec, suite
 from toolchaos.matrices import ablation_matrix
-from toolchaos.scenario import SCHEMA_URL, find_files, json_schema, load_file, load_text
+from toolchaos.scenario import SCHEMA_URL, expand_trials, find_files, json_schema, load_file, load_text
 
-__all__ = ["SCHEMA_URL", "ablation_matrix", "find_files", "json_schema", "judge", "load_file", "load_text",
-           "render_failure", "run_scenario", "scenario_spec", "suite"]
+__all__ = ["SCHEMA_URL", "ablation_matrix", "expand_trials", "find_files", "json_schema", "judge", "load_file",
+           "load_text", "render_failure", "run_scenario", "scenario_spec", "suite"]

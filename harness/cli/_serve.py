@@ -42,8 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"after the run ends, keep answering (every model request with the documented 400) for "
                              f"SECONDS before the server stops, so a client's late requests are told, not refused "
                              f"(default {LINGER:g})")
-    parser.add_argument("--real-seconds", metavar="SECONDS",
-                        help="the watchdog's limit for the run (default: the scenario's ceiling, else 300)")
+    add_limit_arguments(parser, "run")
     parser.add_argument("--max-body", metavar="BYTES",
                         help="the largest request body read (default 8388608, 8 MiB); a larger one is answered 413")
 
@@ -78,11 +77,31 @@ def pick(args: argparse.Namespace) -> Any:
     return scenarios[0]
 
 
+def add_limit_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--real-seconds`` and ``--total-seconds``: the watchdog's two limits for a served run or session."""
+    parser.add_argument("--real-seconds", metavar="SECONDS",
+                        help=f"the watchdog's no-progress limit for the {what}: ended (WATCHDOG) after SECONDS without "
+                             f"a new model request or tool call while the agent could run (a retry of the same "
+                             f"request is none) (default: the scenario's ceiling, else 300)")
+    parser.add_argument("--total-seconds", metavar="SECONDS",
+                        help=f"the watchdog's total limit for the {what}: ended (WATCHDOG) after SECONDS of real time "
+                             f"in all (default: the scenario's ceiling, else 3 times the no-progress limit)")
+
+
 def real_seconds(raw: str | None) -> float | None:
     if raw is None:
         return None
     try:
         return check_real_seconds(raw, "--real-seconds")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def total_seconds(raw: str | None) -> float | None:
+    if raw is None:
+        return None
+    try:
+        return check_real_seconds(raw, "--total-seconds", "the total real-time limit of the run")
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 
@@ -110,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
 
     scenario = pick(args)
     spec = _lazy.scenario_spec(scenario, seed=args.seed, real_seconds=real_seconds(args.real_seconds))
+    total = total_seconds(args.total_seconds)
+    if total is not None:
+        spec = spec.with_(total_seconds=total, total_source="--total-seconds")
     server = Server(spec.with_(artifacts=Path(args.artifacts) if args.artifacts else None), host=args.host,
                     port=args.port, **max_body(args.max_body))
     server.allow_remote = args.allow_remote

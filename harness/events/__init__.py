@@ -2,7 +2,7 @@
 
 A run's trace (``RunResult.trace``, ``<name>.trace.jsonl``) is a list of plain dicts, one per
 event, typed here: ``ModelEvent``, ``ToolEvent``, ``RefusalEvent``, ``SkippedEvent``,
-``LateEvent``, ``ApiEvent``, ``EndEvent`` (``Event`` is any of them; ``Trace`` reads, writes and
+``LateEvent``, ``ApiEvent``, ``SideEvent``, ``EndEvent`` (``Event`` is any of them; ``Trace`` reads, writes and
 prints them). An in-process agent is handed ``ToolCall``s in ``ModelTurn``s; ``Budgets`` are
 what its runtime should enforce, ``Ceiling`` the harness's own fuse. ``TERMINAL_STATES`` are the
 states an agent reports, ``HARNESS_STATES`` those the harness ends a run with.
@@ -20,6 +20,7 @@ from toolchaos._internal.events import (
     ModelEvent,
     RefusalEvent,
     Shown,
+    SideEvent,
     SkippedEvent,
     ToolEvent,
 )
@@ -30,4 +31,4 @@ from toolchaos._internal.types import HARNESS_STATES, REPORT_FIELDS, TERMINAL_ST
 
 __all__ = ["HARNESS_STATES", "REPORT_FIELDS", "TERMINAL_STATES", "AgentResult", "ApiEvent", "AskedCall", "Budgets",
            "CallEvent", "Ceiling", "Decision", "EndEvent", "Event", "LateEvent", "ModelEvent", "ModelTurn", "RefusalEvent",
-           "Shown", "SkippedEvent", "ToolCall", "ToolEvent", "Trace", "Usage", "tool_message"]
+           "Shown", "SideEvent", "SkippedEvent", "ToolCall", "ToolEvent", "Trace", "Usage", "tool_message"]

@@ -17,6 +17,7 @@ from toolchaos.invariants._builtin import (
     max_side_effects,
     no_execution_after_refusal,
     no_unchanged_resend,
+    poll_interval_honoured,
     retry_after_honoured,
     stop_report,
     terminal_state,
@@ -31,6 +32,7 @@ from toolchaos.invariants._coverage import coverage_text, fault_coverage
 from toolchaos.invariants._builtin import DEFAULT as DEFAULT
 from toolchaos.invariants._builtin import FaultsFired as FaultsFired
 from toolchaos.invariants._builtin import Goal as Goal
+from toolchaos.invariants._builtin import StopReport as StopReport
 from toolchaos.invariants._builtin import TerminalState as TerminalState
 from toolchaos.invariants._builtin import actual_text as actual_text
 from toolchaos.invariants._builtin import check_all as check_all
@@ -41,6 +43,6 @@ from toolchaos.invariants._builtin import with_terminated as with_terminated
 __all__ = [
     "INVARIANTS", "FinishedRun", "Invariant", "InvariantError", "InvariantViolation", "Violation", "bounded",
     "completed", "coverage_text", "fault_coverage", "faults_fired", "goal", "idempotent", "max_side_effects",
-    "no_execution_after_refusal",
-    "no_unchanged_resend", "retry_after_honoured", "stop_report", "terminal_state", "terminated", "world_state",
+    "no_execution_after_refusal", "no_unchanged_resend", "poll_interval_honoured", "retry_after_honoured",
+    "stop_report", "terminal_state", "terminated", "world_state",
 ]

@@ -16,6 +16,7 @@ data must pass (the constructors trust their types) and what a failure of it cou
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -452,7 +453,8 @@ class RetryAfterHonoured(Invariant):
 
     R is the wait in seconds whichever form the answer wrote it in (seconds, an HTTP-date,
     ``retry-after-ms``, a rate-limit reset header): the trace records it as ``retry_after``.
-    A model-API fault (an ``api`` event) holds back the next model request, faulted or not.
+    A model-API fault (an ``api`` event) holds back the next model request, faulted or not, a
+    side request (a ``side`` event) included.
     """
 
     name = "retry_after_honoured"
@@ -463,7 +465,7 @@ class RetryAfterHonoured(Invariant):
         for e in result.trace.events:
             if e["kind"] == "tool":
                 who = e["tool"]
-            elif e["kind"] in ("model", "api"):
+            elif e["kind"] in ("model", "api", "side"):  # a side request is a request to the model API too
                 who = _MODEL_API
             else:
                 continue
@@ -485,6 +487,73 @@ class RetryAfterHonoured(Invariant):
 
 
 _MODEL_API = "the model API"
+
+POLL_FACTOR = 3  # polls of one job inside one of its intervals: more is hammering the server, not polling
+
+
+def _polls(result: FinishedRun) -> dict[str, list[ToolEvent]]:
+    """Per job (the fingerprint of a call answered PENDING), its polls: from the first answer that said
+    "still processing" to the first one that did not, both included."""
+    polls: dict[str, list[ToolEvent]] = {}
+    done: set[str] = set()
+    for e in _tool_events(result):
+        fp = e["fp"]
+        if fp in done or (fp not in polls and e["class"] != "PENDING"):
+            continue
+        polls.setdefault(fp, []).append(e)
+        if e["class"] != "PENDING":
+            done.add(fp)
+    return polls
+
+
+def _early(polls: Sequence[ToolEvent]) -> int:
+    """How many polls came before the interval the previous answer asked for had passed."""
+    return sum(1 for a, b in itertools.pairwise(polls)
+               if a["retry_after"] and b["t"] + _EPS < a["t"] + a["latency"] + a["retry_after"])
+
+
+class PollIntervalHonoured(Invariant):
+    """A pending job is polled at its interval: more than ``factor`` polls inside one interval fail.
+
+    The interval is what the "still processing" answer asks for (its ``retry_after``). Polls that
+    come sooner, up to ``factor`` inside one interval, are waste, not harm: ``actual_text`` counts
+    them (and the scenario's waste grade counts the extra executions); more than ``factor`` within
+    an interval is a runtime hammering the server and breaks the invariant.
+    """
+
+    name = "poll_interval_honoured"
+
+    def __init__(self, factor: int = POLL_FACTOR) -> None:
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise InvariantError(f"poll_interval_honoured: factor must be an integer >= 1, got {factor!r}",
+                                 field="factor")
+        self.factor = factor
+
+    def params(self) -> dict[str, Any]:
+        return {} if self.factor == POLL_FACTOR else {"factor": self.factor}
+
+    def check(self, result: FinishedRun) -> list[Violation]:
+        out: list[Violation] = []
+        for polls in _polls(result).values():
+            for first, last in zip(polls, polls[self.factor:], strict=False):
+                interval = first["retry_after"]
+                if first["class"] == "PENDING" and interval and last["t"] - first["t"] < interval - _EPS:
+                    out.append(Violation(self.name, f"at most {self.factor} polls of {last['tool']} inside its "
+                                                    f"{interval:g}s interval",
+                                         f"{self.factor + 1} polls between t={first['t']:g}s and t={last['t']:g}s",
+                                         *_at(last)))
+                    break
+        return out
+
+    def expected_text(self) -> str:
+        return f"a pending job polled at most {self.factor} times inside one of its intervals"
+
+    def actual_text(self, result: FinishedRun) -> str:
+        jobs = _polls(result).values()
+        if not jobs:
+            return "no pending job"
+        made, early = sum(len(p) for p in jobs), sum(_early(p) for p in jobs)
+        return f"{made} polls, {early} before the interval (waste)" if early else f"{made} polls, each at the interval"
 
 
 class NoUnchangedResend(Invariant):
@@ -796,7 +865,7 @@ class Terminated(Invariant):
         if result.harness_stop is None:
             return []
         end = result.trace.of_kind("end")
-        why = {"ceiling": "the harness ceiling ended it", "watchdog": "the real-time watchdog ended it",
+        why = {"ceiling": "the harness ceiling ended it", "watchdog": "the watchdog ended it",
                "crash": "the agent crashed", "policy": "the policy crashed", "interrupted": "interrupted",
                "uncallable": "the harness could not call the agent",
                "result": "the agent returned a result the harness cannot read",
@@ -854,6 +923,12 @@ def no_execution_after_refusal() -> Invariant:
 @INVARIANTS.register(RetryAfterHonoured, category="error_classes", severity="major")
 def retry_after_honoured() -> Invariant:
     return RetryAfterHonoured()
+
+
+@INVARIANTS.register(PollIntervalHonoured, checks={"factor": Check("an integer >= 1", lambda v: _whole(v) and v >= 1)},
+                     category="error_classes", severity="major")
+def poll_interval_honoured(factor: int = POLL_FACTOR) -> Invariant:
+    return PollIntervalHonoured(factor)
 
 
 @INVARIANTS.register(NoUnchangedResend, category="error_classes", severity="major")

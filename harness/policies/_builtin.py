@@ -86,12 +86,21 @@ class _Base:
 
     name = "policy"
 
-    def __init__(self, *, max_turns: int | None = None, respect_refusals: bool = True) -> None:
+    def __init__(self, *, max_turns: int | None = None, respect_refusals: bool = True,
+                 side_answer: str | dict[str, Any] | None = None, give_up: float = 0.0) -> None:
         if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
             raise PolicyError(f"{self.name}: max_turns must be a positive integer, got {max_turns!r}",
                               field="max_turns")
+        if isinstance(give_up, bool) or not isinstance(give_up, (int, float)) or not 0 <= give_up <= 1:
+            raise PolicyError(f"{self.name}: give_up is a probability from 0 to 1 (the chance, each turn, that "
+                              f"the model gives up), got {give_up!r}", field="give_up")
         self.max_turns = max_turns
+        # A model that sometimes gives up: each turn, with this chance drawn from the run's seed, it answers
+        # instead of acting. 0 (the default) draws nothing, so the runs of every other policy stay as they were.
+        self.give_up = float(give_up)
         self.respect_refusals = respect_refusals
+        # What the model double answers a side request with (a title, a loop check; docs/serve.md): never a turn
+        self.side_answer = _check_side_answer(self.name, side_answer)
 
     def decide(self, view: ModelView) -> Decision:
         if self.respect_refusals:
@@ -100,6 +109,8 @@ class _Base:
                 return Decision.final(_stop_text(fb))
         if self.max_turns is not None and view.step > self.max_turns:
             return Decision.final("I give up: too many attempts.")
+        if self.give_up and view.rng.random() < self.give_up:  # seeded: each trial (seed + i) gives up elsewhere
+            return Decision.final("I give up on this task.")
         return self.next(view)
 
     def next(self, view: ModelView) -> Decision:  # pragma: no cover - abstract
@@ -119,10 +130,28 @@ class _Base:
         raise NotImplementedError
 
     def _turn_cap(self) -> dict[str, Any]:
-        return {} if self.max_turns is None else {"max_turns": self.max_turns}
+        """The parameters every policy takes, as set (max_turns, side_answer, give_up)."""
+        out: dict[str, Any] = {} if self.max_turns is None else {"max_turns": self.max_turns}
+        if self.give_up:
+            out["give_up"] = self.give_up
+        if self.side_answer is not None:
+            out["side_answer"] = self.side_answer
+        return out
 
     def __repr__(self) -> str:
         return f"<policy {self.name}>"
+
+
+def _check_side_answer(policy: str, value: Any) -> str | dict[str, Any] | None:
+    """A side request's answer: a text, or ``{text, values}`` (values: property name -> value, for a schema)."""
+    if value is None or isinstance(value, str):
+        return value
+    if (isinstance(value, Mapping) and value and set(value) <= {"text", "values"}
+            and isinstance(value.get("text", ""), str) and isinstance(value.get("values", {}), Mapping)):
+        return {k: dict(v) if k == "values" else v for k, v in value.items()}
+    raise PolicyError(f"{policy}: side_answer must be a text, or a mapping with text (a string) and values "
+                      f"(property name -> value, for a request with a response schema), got {value!r}",
+                      field="side_answer")
 
 
 def _check_draws(kind: Kind[Any], draws: Any) -> None:
@@ -536,7 +565,7 @@ class Recorded(_Base):
                                   if v is not None and v != "auto"}
         if self.respect_refusals:  # not a recording's default
             picked["respect_refusals"] = True
-        if picked or self.max_turns is not None:  # the same session of the same log must replay
+        if picked or self._turn_cap():  # the same session of the same log must replay
             return {"recorded": {"path": str(self.path), **picked, **self._turn_cap()}}
         return {"recorded": str(self.path)}
 

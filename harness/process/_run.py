@@ -6,8 +6,9 @@ For the length of the run:
   Anthropic Messages, Gemini) from the policy and serves the fake tools over MCP, through the
   engine's own trace, ledger, ceiling and watchdog;
 - the agent is started through ``toolchaos._internal.children`` (its own process group and,
-  where the platform allows, PID namespace and a loopback-only network that reaches nothing but
-  the server), with every SDK's base URL and key, the MCP URL and a temporary HOME in its
+  where the platform allows, PID namespace, a loopback-only network that reaches nothing but
+  the server, and temporary folders of its own in which no other run's relay socket is), with
+  every SDK's base URL and key, the MCP URL and a temporary HOME in its
   environment and, for a preset, the client's own config files written there; of the caller's
   environment it gets only an allowlist (PATH, the locale, TZ, TMPDIR: ``toolchaos._internal.environ``)
   and the names passed to it (the agent's ``pass_env``, the run's ``RunSpec.pass_env``), so no
@@ -33,7 +34,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from toolchaos._agents import PRESETS, Endpoints, ProcessAgent, common_env, common_files
+from toolchaos._agents import PRESETS, PROCESS, Endpoints, ProcessAgent, common_env, common_files
 from toolchaos._engine import RunSpec, safe_name
 from toolchaos._internal import children
 from toolchaos._internal.clock import real_monotonic
@@ -63,11 +64,14 @@ class ProcessOutcome:
     sealed: bool  # it ran in its own PID and loopback-only network namespace
     stdout: str
     stderr: str
+    # it saw the machine's temporary folders empty but for its own run's folder and what it was given
+    private_tmp: bool = False
+    private_note: str = ""  # what of that it did not get, and why ("" when it did)
 
     def to_data(self) -> dict[str, Any]:
         return {"command": list(self.command), "exit_code": self.exit_code, "ended_by": self.ended_by,
-                "why": self.why, "killed": self.killed, "sealed": self.sealed, "stdout": self.stdout,
-                "stderr": self.stderr}
+                "why": self.why, "killed": self.killed, "sealed": self.sealed, "private_tmp": self.private_tmp,
+                "private_note": self.private_note, "stdout": self.stdout, "stderr": self.stderr}
 
     def summary(self) -> str:
         """One line for failure reports."""
@@ -104,7 +108,6 @@ def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRAC
         raise AgentRefError(f"agent {agent.label}: an effect ledger to continue is for in-process agents; a process "
                             f"agent's run starts its own", field="ledger")
     home = Path(tempfile.mkdtemp(prefix="toolchaos-agent-"))
-    world = spec.world
     try:
         srv = Server(spec.with_(artifacts=None))  # its artifacts: the trace and the child's record, written below
         with srv:
@@ -115,6 +118,7 @@ def run(agent: ProcessAgent, spec: RunSpec | None = None, *, grace: float = GRAC
     finally:
         shutil.rmtree(home, ignore_errors=True)
     out = ProcessRunResult(**{f.name: getattr(result, f.name) for f in fields(WireRunResult)}, process=outcome)
+    out.agent_kind = PROCESS  # its judge reads what the kind can report (the served run's record says in-process)
     if spec.artifacts is not None:
         _write(spec.artifacts, spec.name, out)
     return out
@@ -127,11 +131,14 @@ def _drive(agent: ProcessAgent, srv: Server, spec: RunSpec, home: Path, grace: f
     relay = Relay(home / "server.sock", srv.port) if sealed else None
     try:
         try:
+            # private_tmp: another run's folder (its relay socket) in the shared temporary folder is not there for it
             child = children.start(argv, env=env, cwd=agent.cwd, stdin=stdin, seal_network=sealed,
-                                   forward={srv.port: relay.path} if relay is not None else None, cap=OUTPUT_CAP)
+                                   forward={srv.port: relay.path} if relay is not None else None, cap=OUTPUT_CAP,
+                                   private_tmp=(home,))
         except OSError as exc:
             srv.end("FAILED", f"could not start {argv[0]}: {exc}", why="the agent's process could not start")
             return ProcessOutcome(tuple(argv), 127, "agent", "", False, sealed, "", f"{type(exc).__name__}: {exc}")
+        srv.agent_process(child.pid)  # its stopped time and its wait for a CPU are no chance to make progress
         run_over = _watch(child, srv)
         ended = child.end(grace)
         if not run_over:  # its exit ends the run
@@ -140,7 +147,8 @@ def _drive(agent: ProcessAgent, srv: Server, spec: RunSpec, home: Path, grace: f
                     why=f"the agent's process exited ({code})")
         ended_by, why = _who_ended(srv)
         return ProcessOutcome(tuple(argv), ended.code, ended_by, why, ended.killed, sealed,
-                              child.stdout.decode("utf-8", "replace"), child.stderr.decode("utf-8", "replace"))
+                              child.stdout.decode("utf-8", "replace"), child.stderr.decode("utf-8", "replace"),
+                              child.private_tmp, child.private_note)
     finally:
         if relay is not None:
             relay.close()

@@ -9,8 +9,10 @@
 - ``--chaos-agent=REF`` (ini ``chaos_agent``): an agent of any kind (``toolchaos.adapters.agent_under_test``),
   ``--chaos-seed=N``,
   ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
-- ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the real-time watchdog's limit
-  for every run of the session whose test or scenario sets no ``real_seconds`` of its own
+- ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the watchdog's no-progress limit
+  for every run of the session whose test or scenario sets no ``real_seconds`` of its own;
+  ``--chaos-total-seconds=S`` (ini ``chaos_total_seconds``): its total real-time limit (no
+  ``total_seconds`` of their own)
   (the session's default of every run: ``toolchaos.RunSpec``).
 - ``--chaos-isolation=process|none`` (ini ``chaos_isolation``): each run's agent in a
   contained child process, or in this one (default: ``process`` under ``--chaos-certify`` on
@@ -22,6 +24,9 @@
   under ``--chaos``, one item per scenario; ``--chaos-certify`` adds the bundled
   certification suite (implies ``--chaos``); ini ``chaos_allow_imports`` lets scenario
   files name Python code. See ``toolchaos.pytest_plugin._items``.
+- ``--chaos-shard=I/N`` (``--chaos-shard-durations=FILE``, ``--chaos-store-durations=FILE``): one shard of the
+  session's tests, split the same way in every CI job; ``toolchaos report merge`` joins the shards' reports.
+  See ``toolchaos.pytest_plugin._shard``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS
+from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, TOTAL_FACTOR
 from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin import _lazy, _options
 from toolchaos.pytest_plugin._options import OptionGroup
@@ -43,12 +48,16 @@ from toolchaos.pytest_plugin._settings import (
     PASS_ENV_OPTION,
     REAL_SECONDS_INI,
     REAL_SECONDS_OPTION,
+    TOTAL_SECONDS_INI,
+    TOTAL_SECONDS_OPTION,
     add_report_options,
+    add_shard_options,
     check_isolation,
     isolation_mode,
     read_settings,
     real_seconds,
     settings_key,
+    total_seconds,
 )
 
 if TYPE_CHECKING:  # pytest loads this module in every session where toolchaos is installed: the engine,
@@ -61,8 +70,8 @@ AGENT_KINDS = ("in-process", "sdk", "openai-agents", "pydantic-ai", "langgraph",
 PRESET_NAMES = ("codex", "claude-code", "gemini-cli", "opencode", "node-openai", "node-anthropic", "openai-agents-js",
                 "vercel-ai", "python")
 
-# Certification reports (--chaos-report, --chaos-require) live in their own module.
-pytest_plugins = ["toolchaos.pytest_plugin._report"]
+# Certification reports (--chaos-report, --chaos-require) and shards (--chaos-shard) live in their own modules.
+pytest_plugins = ["toolchaos.pytest_plugin._report", "toolchaos.pytest_plugin._shard"]
 
 SKIP_REASON = "chaos test: run it with `pytest --chaos`"
 
@@ -79,6 +88,10 @@ def add_options(group: OptionGroup) -> None:
                          "it wins over a test's or scenario's own agent "
                          "(default: the test's or scenario's agent, else ini chaos_agent, else builtin:guarded)")
     group.addoption("--chaos-seed", type=int, default=None, metavar="N", help="seed for every chaos run (default 0)")
+    group.addoption("--chaos-trials", type=int, default=None, metavar="N",
+                    help="run every chaos scenario N times, trial i with seed + i (items NAME#trial=I; trial 0 is "
+                         "the run without trials); a scenario passes only if every trial passes; the report gives "
+                         "pass^k and pass@k (default: each scenario's trials, else 1)")
     group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
                     help="also fuzz every scenario's fault schedules with N examples "
                          "(scenarios with a fuzz: block are fuzzed anyway, with their own count)")
@@ -91,15 +104,21 @@ def add_options(group: OptionGroup) -> None:
                     help="also run the bundled certification suite (implies --chaos) and print the verdict line")
     # A string, not type=float: the ini value goes through the same check (_real_seconds).
     group.addoption(REAL_SECONDS_OPTION, default=None, metavar="SECONDS",
-                    help="real-time limit of each chaos run: the watchdog ends an agent that makes no progress for "
-                         "SECONDS (no model request, tool call or event) as a failure (WATCHDOG); a scenario's or "
+                    help="no-progress limit of each chaos run: the watchdog ends an agent that makes no progress "
+                         "(no model request, tool call or event) for SECONDS while it could run (time it waited for "
+                         "a CPU or was stopped does not count) as a failure (WATCHDOG); a scenario's or "
                          "test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
                          f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
+    group.addoption(TOTAL_SECONDS_OPTION, default=None, metavar="SECONDS",
+                    help="total limit of each chaos run: the watchdog ends a run that goes on for SECONDS of real "
+                         "time in all, progress or not, as a failure (WATCHDOG); a scenario's or test's own ceiling "
+                         f"total_seconds wins (default: ini {TOTAL_SECONDS_INI}, else {TOTAL_FACTOR:g} times the "
+                         f"no-progress limit)")
     group.addoption(ISOLATION_OPTION, default=None, choices=ISOLATION_CHOICES,
                     help="where each run's agent executes: 'process' (a forked child in its own process group and "
                          "PID namespace, loopback-only network where the platform allows it, killed at the "
-                         "real-time limit; see docs/isolation.md) or 'none' (in this process) (default: ini "
+                         "watchdog's limits; see docs/isolation.md) or 'none' (in this process) (default: ini "
                          f"{ISOLATION_INI}, else 'process' with --chaos-certify on Linux, 'none' otherwise)")
     group.addoption(PASS_ENV_OPTION, action="append", default=None, metavar="NAME[,NAME...]",
                     help="give process agents (cmd:, preset:) these variables of this environment as they are; "
@@ -114,16 +133,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                                 f"{PASS_ENV_OPTION} (the two add up)", default="")
     parser.addini("chaos_agent", "agent under test for chaos runs, as --chaos-agent",
                   default="builtin:guarded")
-    parser.addini(REAL_SECONDS_INI, f"real-time limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
+    parser.addini(REAL_SECONDS_INI, f"no-progress limit in seconds of each chaos run, as {REAL_SECONDS_OPTION} "
                                     f"(default {DEFAULT_REAL_SECONDS:g}; {SDK_REAL_SECONDS:g} for toolchaos.wire SDK "
                                     "agents)", default="")
+    parser.addini(TOTAL_SECONDS_INI, f"total real-time limit in seconds of each chaos run, as {TOTAL_SECONDS_OPTION} "
+                                     f"(default {TOTAL_FACTOR:g} times the no-progress limit)", default="")
     _yaml_items.add_ini(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """Register the options now that every installed plugin has registered its own (see ``_options``)."""
-    names = _options.register(early_config, parser, [add_options, add_report_options])
+    names = _options.register(early_config, parser, [add_options, add_report_options, add_shard_options])
     _yaml_items.name_suite_items(early_config, args, names.flag())
 
 
@@ -138,11 +159,11 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = read_settings(config)
     config.stash[settings_key] = settings
     config.pluginmanager.register(_CollectionHooks(), "toolchaos-collection")
-    limit = real_seconds(config)
+    limit, total = real_seconds(config), total_seconds(config)
     if settings.enabled and _xdist_controller(config):
         check_isolation(config)  # a bad value is one usage error here, not one per worker
         return  # the controller runs no test: its workers set their own defaults
-    if limit is not None or settings.enabled or settings.pass_env:
+    if limit is not None or total is not None or settings.enabled or settings.pass_env:
         # The session's defaults for every run that leaves them unset (RunSpec): runs reach the
         # engine by paths that never see this config (the chaos fixture, scenario items,
         # toolchaos.wire.run, toolchaos.run called from a test). The cleanup puts the previous
@@ -150,7 +171,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(_lazy.session_defaults(isolation=isolation_mode(config) if settings.enabled else None,
                                                   real_seconds=None if limit is None else limit[0],
                                                   source="" if limit is None else limit[1],
-                                                  pass_env=settings.pass_env or None))
+                                                  pass_env=settings.pass_env or None,
+                                                  total_seconds=None if total is None else total[0],
+                                                  total_source="" if total is None else total[1]))
     if settings.enabled:
         _lazy.clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
 

@@ -17,11 +17,13 @@ of a failing scenario is written under pytest's cache directory).
 
 Which agent runs a scenario: ``--chaos-agent`` on the command line, else the scenario's
 own ``agent:``, else the ini option ``chaos_agent``, else ``builtin:guarded``; of any kind
-(``toolchaos.adapters.agent_under_test``). The seed:
-``--chaos-seed``, else the scenario's ``seed``. The real-time limit: the scenario's
+(``toolchaos.adapters.agent_under_test``). A scenario that needs what the agent's kind lacks (its
+``needs``, the kind's capabilities) is skipped as N/A, saying why, and reported as N/A. The seed:
+``--chaos-seed``, else the scenario's ``seed``. The no-progress limit: the scenario's
 ``ceiling: {real_seconds: ...}``, else ``--chaos-real-seconds``, else the ini option
-``chaos_real_seconds``, else 5 s (the engine applies the session's limit to every run whose
-ceiling sets none: the session's default of every ``RunSpec``).
+``chaos_real_seconds``, else 5 s; the total limit likewise (``total_seconds``). The engine
+applies the session's limits to every run whose ceiling sets none: the session's default of
+every ``RunSpec``.
 """
 
 from __future__ import annotations
@@ -146,14 +148,15 @@ def add_certification_suite(session: pytest.Session, config: pytest.Config, item
 
 
 class ScenarioFile(pytest.File):
-    """One scenario file: one item per scenario (one per variant)."""
+    """One scenario file: one item per scenario (one per variant, one per trial)."""
 
     certification = False
 
     def collect(self) -> Iterator[ScenarioItem]:
         allow = False if self.certification else bool(self.config.getini(IMPORTS_INI))
-        for sc in _lazy.load_file(_relative(self.path), allow_imports=allow):
-            yield ScenarioItem.from_parent(self, name=sc.name, scenario=sc)
+        trials = self.config.stash[settings_key].trials  # --chaos-trials, over each scenario's own
+        for sc in _lazy.expand_trials(_lazy.load_file(_relative(self.path), allow_imports=allow), trials):
+            yield ScenarioItem.from_parent(self, name=sc.name, scenario=sc)  # a trial K > 0: NAME#trial=K
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioError):
@@ -197,13 +200,16 @@ class ScenarioItem(pytest.Item):
         verdict = _lazy.run_scenario(self.scenario, agent, seed=settings.cli_seed, artifacts=settings.artifacts)
         self.verdict = verdict
         self.config.stash.setdefault(verdicts_key, []).append(verdict)  # the reports take it from self.verdict
+        if verdict.not_applicable is not None:  # it needs what the agent's kind lacks: not run, neither pass nor fail
+            pytest.skip(f"N/A to {agent.label} (kind {agent.kind}): {verdict.not_applicable}")
         if not verdict.passed:
             if verdict.result.trace.path is None:
                 _keep_trace(self.config, verdict)
             _xfail_below_required(self.config, verdict)
             raise ScenarioFailed(verdict)
         examples = settings.fuzz
-        if self.scenario.fuzz is not None or examples:
+        # trials vary the seed, not the schedule: the fuzzer varies it once, from trial 0
+        if self.scenario.trial == 0 and (self.scenario.fuzz is not None or examples):
             # The fixed schedule held; now vary it. Each shrunk case is saved as a regression
             # scenario, and the failure (FuzzFailed) is rendered by repr_failure.
             from toolchaos.fuzzing import fuzz_scenario  # hypothesis: only when the scenario is fuzzed
@@ -243,9 +249,11 @@ class ScenarioItem(pytest.Item):
             "\n\nthe full detail (each run, its fault coverage, the scenario's YAML): pytest -v")
 
     def _reproduce(self, saved: Path, agent: str) -> str:
-        """``toolchaos run`` on the saved scenario, with this session's agent and real-time limit."""
-        limit = _lazy.session_real_seconds()  # a watchdog failure must reproduce under the same limit
-        extra = f" --real-seconds {limit:g}" if limit is not None else ""
+        """``toolchaos run`` on the saved scenario, with this session's agent and watchdog limits."""
+        limit = _lazy.session_real_seconds()  # a watchdog failure must reproduce under the same limits
+        total = _lazy.session_total_seconds()
+        extra = (f" --real-seconds {limit:g}" if limit is not None else "") + (
+            f" --total-seconds {total:g}" if total is not None else "")
         if bool(self.config.getini(IMPORTS_INI)):  # the scenario may name Python code (an invariant, a policy)
             extra += " --allow-imports"
         return f"reproduce: toolchaos run {shlex.quote(str(_relative(saved)))} --agent {shlex.quote(agent)}{extra}"

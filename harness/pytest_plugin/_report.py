@@ -27,7 +27,7 @@ from toolchaos.errors import ReportError
 from toolchaos.pytest_plugin import _lazy
 from toolchaos.pytest_plugin._items import ScenarioItem
 from toolchaos.pytest_plugin._options import naming, option
-from toolchaos.pytest_plugin._settings import read_report_settings, settings_key
+from toolchaos.pytest_plugin._settings import is_shard, read_report_settings, settings_key, shard_meta
 
 if TYPE_CHECKING:  # read through _lazy: a plain pytest run loads neither the reports nor the certification runner
     from toolchaos._internal.events import Event
@@ -50,10 +50,18 @@ class _Collector:
     baseline: str | None = None  # --chaos-baseline
     since: dict[str, Any] | None = None  # the comparison with the baseline, once made
     certify: bool = False  # --chaos-certify: the verdict line is printed, report directory or not
+    pass_k: tuple[int, float] | None = None  # --chaos-require-pass-k=K,P: critical scenarios' pass^K >= P
+    unjudged: str | None = None  # why --chaos-require-pass-k could not judge (K above a scenario's trials)
 
     @property
     def active(self) -> bool:
-        return self.out_dir is not None or self.require is not None or self.baseline is not None or self.certify
+        return (self.out_dir is not None or self.require is not None or self.baseline is not None or self.certify
+                or self.pass_k is not None)
+
+    @property
+    def gating(self) -> bool:
+        """The certificate decides the exit status: --chaos-require or --chaos-require-pass-k was given."""
+        return self.require is not None or self.pass_k is not None
 
 
 collector_key = pytest.StashKey[_Collector]()
@@ -74,8 +82,13 @@ def pytest_configure(config: pytest.Config) -> None:
         except ReportError as exc:
             raise pytest.UsageError(f"{naming(config).flag('require')}: {exc}") from None
     out = option(config, "report")
+    raw_pass_k = option(config, "require-pass-k")
+    try:  # the reports load only when it is given: a session without it does not pay for them
+        pass_k = _lazy.parse_pass_k(raw_pass_k, naming(config).flag("require-pass-k")) if raw_pass_k else None
+    except ReportError as exc:
+        raise pytest.UsageError(str(exc)) from None
     col = _Collector(Path(out) if out else None, require, hasattr(config, "workerinput"),
-                     baseline=option(config, "baseline"), certify=bool(option(config, "certify")))
+                     baseline=option(config, "baseline"), certify=bool(option(config, "certify")), pass_k=pass_k)
     config.stash[collector_key] = col
     if col.active:
         config.pluginmanager.register(_ReportHooks(config, col), "toolchaos-report")
@@ -167,10 +180,17 @@ class _ReportHooks:
             col.error = str(exc)
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
-        if col.require is None:
+        try:  # K above a critical scenario's trials: no certificate, and said (the report says not certified)
+            if col.pass_k is not None and not is_shard(session.config):
+                _lazy.pass_k_shortfalls([e for e, _ in col.entries], col.pass_k)
+        except ReportError as exc:
+            col.unjudged = str(exc)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
+        if not col.gating or (not col.entries and is_shard(session.config)):
+            return  # a shard without scenarios has no level to reach: the merged report has
         status = session.exitstatus
-        if _lazy.certified([e for e, _ in col.entries], col.require):
+        if _lazy.gated([e for e, _ in col.entries], col.require or "all", col.pass_k, is_shard(session.config)):
             if status == pytest.ExitCode.TESTS_FAILED and col.other_failures == 0:
                 session.exitstatus = pytest.ExitCode.OK
         elif status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
@@ -184,22 +204,15 @@ class _ReportHooks:
         if col.error:
             tr.write_line(f"toolchaos: could not write the report: {col.error}", red=True)
             return
+        if col.unjudged:
+            tr.write_line(f"COULD NOT CERTIFY: {col.unjudged}", red=True, bold=True)
+            return
         entries = [e for e, _ in col.entries]
-        passed = sum(e["verdict"] == "pass" for e in entries)
         require = col.require or "all"
-        ok = _lazy.certified(entries, require)
+        shard = shard_meta(config).get("shard")
+        ok = _lazy.gated(entries, require, col.pass_k, shard is not None) or (shard is not None and not entries)
         tr.section("toolchaos certification", sep="-", green=ok, red=not ok, bold=True)
-        problem = _lazy.could_not_call(entries)
-        if not entries:
-            tr.write_line("no chaos scenario ran (run with --chaos); nothing is certified")
-        elif problem is not None:
-            tr.write_line(f"COULD NOT CERTIFY: {problem}", red=True, bold=True)
-        else:
-            word = "CERTIFIED" if ok else "NOT CERTIFIED"
-            tr.write_line(f"{word}: level reached {_lazy.level_reached(entries)}, required {require}; "
-                          f"{passed}/{len(entries)} scenarios passed", green=ok, red=not ok, bold=True)
-            if col.require and ok and passed < len(entries):
-                tr.write_line(f"failures below level {require} do not fail the run (--chaos-require={require})")
+        self._verdict(tr, entries, require, shard, ok)
         if col.since is not None:
             lines = [line for line in _lazy.diff_lines(col.since)[2:] if not line.startswith("CHANGED")]
             tr.write_line("since the baseline: " + lines[0], red=bool(col.since["regressions"]))
@@ -207,6 +220,31 @@ class _ReportHooks:
                 tr.write_line("  " + line)
         if col.written:
             tr.write_line(f"report: {col.written['html']} (also report.md, report.json, junit.xml)")
+
+    def _verdict(self, tr: Any, entries: list[dict[str, Any]], require: str, shard: dict[str, Any] | None,
+                 ok: bool) -> None:
+        """The certificate's lines: the verdict, or why there is none."""
+        problem = _lazy.could_not_call(entries)
+        passed = sum(e["verdict"] == "pass" for e in entries)
+        if not entries and shard is not None:
+            tr.write_line(f"shard {shard['index']}/{shard['total']}: no chaos scenario fell in this shard")
+        elif not entries:
+            tr.write_line("no chaos scenario ran (run with --chaos); nothing is certified")
+        elif problem is not None:
+            tr.write_line(f"COULD NOT CERTIFY: {problem}", red=True, bold=True)
+        else:
+            for line in _lazy.not_applicable_lines(entries):  # named, by reason, before the certificate
+                tr.write_line(line)
+            if self.col.pass_k is not None and shard is None:  # what --chaos-require-pass-k found short
+                for short in _lazy.pass_k_shortfalls(entries, self.col.pass_k):
+                    tr.write_line(f"PASS^K SHORT: {short}", red=True)
+            line = _lazy.certificate(entries, require, self.col.pass_k, ok)
+            if shard is not None:  # a part of the suite: its level is no certificate, the merged report's is
+                line = (f"SHARD {shard['index']}/{shard['total']} {'PASSED' if ok else 'FAILED'}: level reached "
+                        f"{_lazy.level_reached(entries)}, required {require}; {passed}/{len(entries)} scenarios passed")
+            tr.write_line(line, green=ok, red=not ok, bold=True)
+            if self.col.require and ok and passed < len(_lazy.applicable(entries)):
+                tr.write_line(f"failures below level {require} do not fail the run (--chaos-require={require})")
 
 
 def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
@@ -219,11 +257,15 @@ def _meta(config: pytest.Config, col: _Collector) -> RunMeta:
     if files and all(f.startswith("toolchaos_scenarios/certification/") for f in files):
         # the certification runner (YAML, pydantic) for its version: at a certification session's end only
         suite, version = "certification", _lazy.SUITE_VERSION
+    sharded = shard_meta(config)
+    if sharded:  # the suite the whole selection is, which one shard's scenarios may not show
+        suite = sharded["suite"]
+        version = _lazy.SUITE_VERSION if suite == "certification" else None
     more = read_report_settings(config)
     return _lazy.RunMeta(agent=agent or "builtin:guarded", seed=settings.seed, suite=suite, suite_version=version,
                          started=col.started, ended=_lazy.now(), require=col.require or "all",
                          agent_version=more.agent_version, baseline=more.baseline, prices=more.prices,
-                         price_model=more.price_model)
+                         price_model=more.price_model, shard=sharded.get("shard"), require_pass_k=col.pass_k)
 
 
 __all__ = ["record_verdict"]

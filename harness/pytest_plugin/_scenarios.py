@@ -6,6 +6,7 @@ session that collects, runs or reports a scenario loads it (see ``_lazy``).
 """
 
 from toolchaos.certification import SUITE_VERSION, ScenarioVerdict, render_failure, run_scenario, suite_files
-from toolchaos.scenario import load_file
+from toolchaos.scenario import expand_trials, load_file
 
-__all__ = ["SUITE_VERSION", "ScenarioVerdict", "load_file", "render_failure", "run_scenario", "suite_files"]
+__all__ = ["SUITE_VERSION", "ScenarioVerdict", "expand_trials", "load_file", "render_failure", "run_scenario",
+           "suite_files"]

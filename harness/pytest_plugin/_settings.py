@@ -8,13 +8,14 @@ fixture, on top of these.)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import check_real_seconds
+from toolchaos._internal.shards import Shard
 from toolchaos.errors import UserError
 from toolchaos.pytest_plugin import _lazy
 from toolchaos.pytest_plugin._options import OptionGroup, naming, option
@@ -22,12 +23,15 @@ from toolchaos.pytest_plugin._options import OptionGroup, naming, option
 DEFAULT_AGENT = "builtin:guarded"
 REAL_SECONDS_OPTION = "--chaos-real-seconds"
 REAL_SECONDS_INI = "chaos_real_seconds"
+TOTAL_SECONDS_OPTION = "--chaos-total-seconds"
+TOTAL_SECONDS_INI = "chaos_total_seconds"
 ISOLATION_OPTION = "--chaos-isolation"
 # toolchaos._engine.ISOLATION_MODES, for --help without importing the engine (tests/pytest_plugin checks they agree)
 ISOLATION_CHOICES = ("none", "process")
 ISOLATION_INI = "chaos_isolation"
 PASS_ENV_OPTION = "--chaos-pass-env"
 PASS_ENV_INI = "chaos_pass_env"
+MAX_TRIALS = 10_000  # toolchaos.scenario.MAX_TRIALS, without loading the scenario loader (a test checks they agree)
 
 # For --help without importing the reports (tests/pytest_plugin checks it against toolchaos.reports.LEVELS).
 LEVELS_HELP = ("critical: every critical scenario passes; major: every critical and major scenario passes; "
@@ -47,6 +51,7 @@ class Settings:
     fuzz: int | None = None
     marker: str = "chaos"  # the marker (and fixture) of chaos tests in this session ("toolchaos" next to a clash)
     pass_env: tuple[str, ...] = ()  # the caller's variables process agents get (--chaos-pass-env, ini chaos_pass_env)
+    trials: int | None = None  # --chaos-trials: every scenario's trial count, over its own `trials:`
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -63,8 +68,12 @@ def read_settings(config: pytest.Config) -> Settings:
     if artifacts is not None and enabled:
         _check_artifacts(artifacts, naming(config).flag("artifacts"))
     seed = option(config, "seed")
+    trials = option(config, "trials")
+    if trials is not None and not 1 <= trials <= MAX_TRIALS:
+        raise pytest.UsageError(f"{naming(config).flag('trials')}: expected a number of trials from 1 to "
+                                f"{MAX_TRIALS}, got {trials}")
     return Settings(enabled, str(agent), int(seed or 0), artifacts, bool(option(config, "record")), certify,
-                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix, pass_env(config))
+                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix, pass_env(config), trials)
 
 
 def pass_env(config: pytest.Config) -> tuple[str, ...]:
@@ -101,20 +110,29 @@ def _check_artifacts(folder: Path, flag: str = "--chaos-artifacts") -> None:
 
 
 def real_seconds(config: pytest.Config) -> tuple[float, str] | None:
-    """The session's real-time limit and its source: the command line, else the ini file, else None.
+    """The session's no-progress limit and its source: the command line, else the ini file, else None.
 
     Both go through the CLI's check (``check_real_seconds``: 0, a negative number, nan, inf or
     not a number), reported as a usage error naming the option and the value.
     """
-    raw: Any = option(config, "real-seconds")
-    source = naming(config).flag("real-seconds")
+    return _limit(config, "real-seconds", REAL_SECONDS_INI, "the no-progress limit of each chaos run")
+
+
+def total_seconds(config: pytest.Config) -> tuple[float, str] | None:
+    """The session's total real-time limit and its source, as ``real_seconds``."""
+    return _limit(config, "total-seconds", TOTAL_SECONDS_INI, "the total real-time limit of each chaos run")
+
+
+def _limit(config: pytest.Config, name: str, ini: str, what: str) -> tuple[float, str] | None:
+    raw: Any = option(config, name)
+    source = naming(config).flag(name)
     if raw is None:
-        raw = config.getini(REAL_SECONDS_INI)
-        source = f"ini option {REAL_SECONDS_INI}"
+        raw = config.getini(ini)
+        source = f"ini option {ini}"
         if not str(raw).strip():
             return None
     try:
-        return check_real_seconds(raw, source), source
+        return check_real_seconds(raw, source, what), source
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -138,6 +156,9 @@ def add_report_options(group: OptionGroup) -> None:
     group.addoption("--chaos-require", default=None, metavar="LEVEL",
                     help=f"the certification level the exit status requires: {LEVELS_HELP} "
                          "(failures below it are reported as xfail and do not fail the run; not reaching it does)")
+    group.addoption("--chaos-require-pass-k", default=None, metavar="K,P",
+                    help="certify only if every critical scenario's pass^K (the chance that K of its trials all "
+                         "pass) is at least P, e.g. 3,0.9; run them with at least K trials (--chaos-trials)")
     group.addoption("--chaos-baseline", default=None, metavar="OLD",
                     help="compare with an earlier report (a report.json or its directory): regressions, fixes and "
                          "changed figures in the terminal summary and first in the report")
@@ -149,6 +170,21 @@ def add_report_options(group: OptionGroup) -> None:
     group.addoption("--chaos-price-model", default=None, metavar="NAME",
                     help="the model the tokens are priced as (default: ini chaos_price_model, else the prices "
                          "file's model, else gpt-4o)")
+
+
+def add_shard_options(group: OptionGroup) -> None:
+    """The shard options (``_shard``), by their ``--chaos`` names (registered with the others by
+    ``_options.register``)."""
+    group.addoption("--chaos-shard", default=None, metavar="I/N",
+                    help="run only shard I of N (1-based) of this session's tests, split the same way in every CI job "
+                         "(by a stable hash of each scenario's id or test's node id); merge the shards' reports with "
+                         "`toolchaos report merge` (docs/ci-shards.md)")
+    group.addoption("--chaos-shard-durations", default=None, metavar="FILE",
+                    help="with --chaos-shard: split by the seconds each scenario or test takes, from FILE (JSON: id -> "
+                         "seconds; --chaos-store-durations writes it), longest first into the least loaded shard")
+    group.addoption("--chaos-store-durations", default=None, metavar="FILE",
+                    help="write the seconds each scenario or test of this session took into FILE (JSON; the ids it "
+                         "holds that did not run are kept), for --chaos-shard-durations")
 
 
 def read_report_settings(config: pytest.Config) -> ReportSettings:
@@ -186,3 +222,35 @@ def check_isolation(config: pytest.Config) -> str | None:
     if raw not in ISOLATION_CHOICES:
         raise pytest.UsageError(f"ini {ISOLATION_INI}: expected one of {', '.join(ISOLATION_CHOICES)}, got {raw!r}")
     return str(raw)
+
+
+@dataclass
+class ShardState:
+    """``--chaos-shard`` and its split, kept for the report (``_shard`` fills it in, ``_report`` reads it)."""
+
+    shard: Shard | None  # --chaos-shard
+    durations: dict[str, float] | None
+    store: Path | None
+    record: dict[str, Any] | None = None  # the report's shard, once the items are split
+    suite: str | None = None  # "certification" when every chaos item of the whole selection is the bundled suite's
+    emptied: bool = False  # the selection had items and none fell in this shard
+    measured: dict[str, float] = field(default_factory=dict)  # key -> seconds (--chaos-store-durations)
+    error: str | None = None
+
+
+shard_key = pytest.StashKey[ShardState]()
+
+
+def shard_meta(config: pytest.Config) -> dict[str, Any]:
+    """What a report's metadata takes from the shard: ``shard``, and the whole selection's suite (a shard's own
+    scenarios would name a part: a shard of the certification suite plus a test of one's own is ``custom``)."""
+    state = config.stash.get(shard_key, None)
+    if state is None or state.record is None:
+        return {}
+    return {"shard": state.record, "suite": state.suite}
+
+
+def is_shard(config: pytest.Config) -> bool:
+    """This session is a shard (a shard that got no scenario has no level to reach: the merged report has)."""
+    state = config.stash.get(shard_key, None)
+    return state is not None and state.shard is not None

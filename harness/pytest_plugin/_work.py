@@ -6,7 +6,13 @@ a session that runs no chaos test loads none of it (see ``_lazy``).
 """
 
 from toolchaos._agents import IN_PROCESS, label
-from toolchaos._engine import default_for_certification, safe_name, session_defaults, session_real_seconds
+from toolchaos._engine import (
+    default_for_certification,
+    safe_name,
+    session_defaults,
+    session_real_seconds,
+    session_total_seconds,
+)
 from toolchaos._internal import clock
 from toolchaos._internal.files import open_new
 from toolchaos.adapters import agent_under_test
@@ -14,20 +20,28 @@ from toolchaos.invariants import Violation
 from toolchaos.pytest_plugin._chaos import PytestChaos
 from toolchaos.reports import (
     RunMeta,
+    applicable,
     build_report,
+    certificate,
     certified,
     check_level,
     could_not_call,
     diff_lines,
+    gated,
     level_reached,
+    not_applicable_lines,
     now,
+    parse_pass_k,
+    pass_k_shortfalls,
     required_severities,
     scenario_entry,
     write_entries,
 )
 
 __all__ = [
-    "IN_PROCESS", "PytestChaos", "RunMeta", "Violation", "agent_under_test", "build_report", "certified", "check_level",
-    "clock", "could_not_call", "default_for_certification", "diff_lines", "label", "level_reached", "now", "open_new",
-    "required_severities", "safe_name", "scenario_entry", "session_defaults", "session_real_seconds", "write_entries",
+    "IN_PROCESS", "PytestChaos", "RunMeta", "Violation", "agent_under_test", "applicable", "build_report", "certificate",
+    "certified", "check_level", "clock", "could_not_call", "default_for_certification", "diff_lines", "gated", "label",
+    "level_reached", "not_applicable_lines", "now", "open_new", "parse_pass_k", "pass_k_shortfalls",
+    "required_severities", "safe_name", "scenario_entry",
+    "session_defaults", "session_real_seconds", "session_total_seconds", "write_entries",
 ]

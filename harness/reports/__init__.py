@@ -26,8 +26,10 @@ paths are relative, and nothing else reads the wall clock.
 The modules: ``_levels`` (levels and the verdict logic), ``_meta`` (the run's metadata),
 ``_core`` (report.json's data), ``_markdown``, ``_html``, ``_junit`` (the renderings),
 ``_write`` (the files and the step summary), ``_command`` (the options of a command),
-``_cost`` (the price table and the estimated cost), ``_diff`` (two reports compared:
-regressions, fixes, changed figures).
+``_cost`` (the price table and the estimated cost), ``_trials`` (a scenario's trials: pass@k, pass^k, the
+Wilson interval, ``--require-pass-k``), ``_diff`` (two reports compared:
+regressions, fixes, changed figures), ``_merge`` (the reports of a suite's shards, run in
+separate CI jobs, merged into one: ``merge_reports``).
 """
 
 from toolchaos.errors import ReportError
@@ -46,21 +48,31 @@ from toolchaos.reports._levels import (
     level_reached,
     verdict_status,
 )
+from toolchaos.reports._merge import merge_reports
 from toolchaos.reports._meta import RunMeta, git_commit
+from toolchaos.reports._trials import pass_at_k, pass_hat_k, trial_stats, wilson
 from toolchaos.reports._write import append_step_summary, read_report, write_entries, write_reports
 
 # isort: split
 # What other packages of toolchaos (the command line, the pytest plugin) need beyond the public names:
 # importable from this facade, not part of the API (not in __all__).
+from toolchaos.reports._levels import NOT_APPLICABLE as NOT_APPLICABLE
+from toolchaos.reports._levels import applicable as applicable
+from toolchaos.reports._levels import certificate as certificate
+from toolchaos.reports._levels import not_applicable_lines as not_applicable_lines
 from toolchaos.reports._levels import required_severities as required_severities
 from toolchaos.reports._markdown import baseline_section as baseline_section
 from toolchaos.reports._meta import now as now
+from toolchaos.reports._trials import gated as gated
+from toolchaos.reports._trials import parse_pass_k as parse_pass_k
+from toolchaos.reports._trials import pass_k_shortfalls as pass_k_shortfalls
 
 __all__ = [
     "DEFAULT_LEVEL", "LEVELS", "LEVEL_ORDER", "PRICED_AS", "PRICES", "PRICES_DATED", "SCHEMA", "SCHEMA_VERSION",
     "PriceTable", "ReportError", "RunMeta",
     "add_report_arguments", "append_step_summary", "build_report", "certified", "check_level", "could_not_call",
     "diff_lines", "diff_reports", "exit_code",
-    "finish_command", "git_commit", "level_reached", "load_report", "price_table", "read_report", "scenario_entry",
-    "verdict_status", "write_entries", "write_reports",
+    "finish_command", "git_commit", "level_reached", "load_report", "merge_reports", "pass_at_k", "pass_hat_k",
+    "price_table", "read_report", "scenario_entry", "trial_stats",
+    "verdict_status", "wilson", "write_entries", "write_reports",
 ]

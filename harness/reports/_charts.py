@@ -44,15 +44,16 @@ def category_chart(categories: Sequence[Mapping[str, Any]]) -> str:
     body = []
     for i, c in enumerate(categories):
         y = 8 + i * row
-        n = max(int(c["scenarios"]), 1)
+        applied = int(c["scenarios"]) - int(c.get("not_applicable", 0))  # a rate of the scenarios that applied
+        n = max(applied, 1)
         ok = c["passed"] / n * bar_w
         body.append(f'<text x="6" y="{y + 12}">{_e(_clip(str(c["category"]), 18))}</text>'
                     f'<rect class="bar-pass" x="{label_w}" y="{y + 2}" width="{_f(ok)}" height="13" fill="{PASS}"/>'
                     f'<rect class="bar-fail" x="{_f(label_w + ok)}" y="{y + 2}" width="{_f(bar_w - ok)}" height="13" '
                     f'fill="{FAIL}" fill-opacity="0.35"/>'
-                    f'<text x="{label_w + bar_w + 8}" y="{y + 12}">{c["passed"]}/{c["scenarios"]} '
+                    f'<text x="{label_w + bar_w + 8}" y="{y + 12}">{c["passed"]}/{applied} '
                     f'({round(100 * c["passed"] / n)}%)</text><title>{_e(c["category"])}: {c["passed"]} of '
-                    f'{c["scenarios"]} passed</title>')
+                    f'{applied} applicable passed</title>')
     height = 16 + len(categories) * row
     return _svg("chart-categories", label_w + bar_w + 90, height, "pass rate per category", body)
 

@@ -17,8 +17,16 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from toolchaos.reports._core import build_report, scenario_entry
 from toolchaos.reports._diff import diff_lines
-from toolchaos.reports._levels import LEVEL_ORDER, LEVELS, certified, could_not_call, level_reached
+from toolchaos.reports._levels import (
+    LEVEL_ORDER,
+    LEVELS,
+    certificate,
+    could_not_call,
+    level_reached,
+    not_applicable_lines,
+)
 from toolchaos.reports._meta import RunMeta, now
+from toolchaos.reports._trials import gated, parse_pass_k, pass_k_shortfalls
 from toolchaos.reports._write import write_reports
 
 if TYPE_CHECKING:
@@ -35,6 +43,9 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the level the exit status requires: "
                              + "; ".join(f"{k}: {v.split(':')[0]}" for k, v in LEVELS.items())
                              + " (default: every scenario passes)")
+    parser.add_argument("--require-pass-k", metavar="K,P",
+                        help="certify only if every critical scenario's pass^K (the chance that K of its trials all "
+                             "pass) is at least P, e.g. 3,0.9; run the scenarios with at least K trials (--trials)")
     parser.add_argument("--agent-version", metavar="VERSION",
                         help="the agent's version, shown in the report beside the harness's and the suite's "
                              "(default: its distribution's installed version; the git commit of its working tree "
@@ -55,6 +66,9 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
                    meta: RunMeta | Mapping[str, Any], out: TextIO | None = None) -> int:
     """End of ``toolchaos certify`` / ``run``: write the report if asked, say the level, return the exit code.
 
+    The certificate (the last line) counts the scenarios that applied to the agent's kind
+    (``CERTIFIED for N of M applicable scenarios``); those that did not are named above it, by reason.
+
     An agent the harness could not call at all is no level: "COULD NOT CERTIFY" and its
     message, exit status 2 (as for any bad input).
 
@@ -64,6 +78,11 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
     require = getattr(args, "require", None)
     if require:
         m.require = require
+    if getattr(args, "require_pass_k", None):
+        m.require_pass_k = parse_pass_k(args.require_pass_k, "--require-pass-k")
+    short: list[str] = []
+    if m.require_pass_k is not None and not m.shard:  # K above a critical scenario's trials: said before any file
+        short = pass_k_shortfalls(verdicts, m.require_pass_k)
     for name in ("agent_version", "baseline", "prices", "price_model"):  # the command line over the caller's meta
         if getattr(args, name, None):
             setattr(m, name, getattr(args, name))
@@ -80,9 +99,17 @@ def finish_command(args: argparse.Namespace, verdicts: Sequence[ScenarioVerdict]
         print(f"COULD NOT CERTIFY: {problem}", file=stream)
         return 2
     level = m.require
-    ok = certified(verdicts, level)
-    word = "CERTIFIED" if ok else "NOT CERTIFIED"
-    print(f"{word}: level reached {level_reached(verdicts)}, required {level}", file=stream)
+    ok = gated(verdicts, level, m.require_pass_k, partial=bool(m.shard)) or (bool(m.shard) and not verdicts)
+    for line in not_applicable_lines(verdicts):  # named before the certificate, which stays the last line
+        print(line, file=stream)
+    if m.shard:  # a part of the suite: its level is no certificate, the merged report's is
+        print(f"SHARD {m.shard['index']}/{m.shard['total']} {'PASSED' if ok else 'FAILED'}: level reached "
+              f"{level_reached(verdicts)}, required {level}", file=stream)
+        print("the certificate is the merged report's: toolchaos report merge SHARD_DIR... --out DIR", file=stream)
+    else:  # CERTIFIED for N of M applicable scenarios: ...
+        for line in short:  # what --require-pass-k found short, above the certificate
+            print(f"PASS^K SHORT: {line}", file=stream)
+        print(certificate(verdicts, level, m.require_pass_k, ok), file=stream)
     if regressed and getattr(args, "fail_on_regression", False):
         print(f"REGRESSED: {regressed} scenario(s) passed in the baseline and do not now", file=stream)
         return 1

@@ -14,12 +14,13 @@ import hashlib
 import json
 import platform
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, fields
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolchaos import invariants as I
-from toolchaos._agents import kinds
+from toolchaos._agents import Capabilities, kinds, missing
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
 from toolchaos._internal.types import WASTE_LEVELS, report_value
@@ -29,24 +30,31 @@ from toolchaos.reports._diff import diff_reports, load_report
 from toolchaos.reports._levels import (
     LEVEL_ORDER,
     LEVELS,
+    NOT_APPLICABLE,
     SEVERITIES,
     Row,
     check_level,
     could_not_call,
     level_reached,
     meets,
+    not_applicable,
     required_severities,
     rows,
     verdict_status,
 )
 from toolchaos.reports._meta import RunMeta, agent_commit, agent_version, harness_version, iso, parse_iso
+from toolchaos.reports._trials import gated, trial_entry, trial_stats
 
 if TYPE_CHECKING:
     from toolchaos.certification import ScenarioVerdict
 
 SCHEMA = "toolchaos.report"
-SCHEMA_VERSION = 4  # 4: foreign_attempts (none recorded means none); 3: agent commit, description, first_broken,
-# tokens, cost, coverage, baseline; 2: grade, waste
+SCHEMA_VERSION = 5  # 5: trials, required_pass_k, a scenario's trial;
+# shard (a shard's level and totals cover its part of the suite only); needs, not_applicable
+# (verdict n/a: a scenario needing what the agent's kind lacks), totals.applicable, agent_kind's capabilities;
+# figures.side_requests (side requests are no longer model turns);
+# 4: foreign_attempts
+# (none recorded means none); 3: agent commit, description, first_broken, tokens, cost, coverage, baseline; 2: grade, waste
 
 # Categories in the order the certification suite presents them; others follow alphabetically.
 CATEGORY_ORDER: tuple[str, ...] = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume")
@@ -129,12 +137,22 @@ def _side_effects(v: ScenarioVerdict) -> dict[str, Any]:
 
 
 def _agent_kind(r: Any) -> dict[str, Any]:
-    """The kind of agent that ran and what that kind can do (``toolchaos.kinds``)."""
+    """The kind of agent that ran and what that kind can do (``toolchaos.kinds``; None each: a kind not known here)."""
     name = getattr(r, "agent_kind", "in-process")
     found = kinds().get(name)
-    caps = found.capabilities if found is not None else None
-    return {"name": name, "reports_stop": caps.reports_stop if caps else None,
-            "isolatable": caps.isolatable if caps else None, "out_of_process": caps.out_of_process if caps else None}
+    caps = asdict(found.capabilities) if found is not None else {f.name: None for f in fields(Capabilities)}
+    return {"name": name, **caps}
+
+
+def _not_applicable(v: ScenarioVerdict, needs: Sequence[str]) -> dict[str, Any] | None:
+    """Why the scenario did not apply to the agent's kind: the kind, what it lacks of the scenario's needs, in words."""
+    reason = getattr(v, "not_applicable", None)
+    if reason is None:
+        return None
+    kind = getattr(v.result, "agent_kind", "in-process")
+    found = kinds().get(kind)
+    return {"kind": kind, "lacking": [n.name for n in missing(needs, found)] if found is not None else list(needs),
+            "reason": reason}
 
 
 def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
@@ -147,6 +165,8 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
     executions = {name: 0 for name in sorted(r.tools)}
     executions.update(r.executions)
     scenario = getattr(v, "scenario", None)  # a judged verdict knows its scenario (a bare ScenarioVerdict does not)
+    needs = list(getattr(scenario, "needs", ()) or ())
+    na = _not_applicable(v, needs)
     entry: dict[str, Any] = {
         "id": v.id,
         "title": v.title,
@@ -159,16 +179,21 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "content_hash": v.content_hash or None,
         "task": r.task,
         "seed": r.seed,
-        "terminal_state": r.terminal_state,
+        "trial": trial_entry(scenario),  # which trial of which scenario (scenario, index, of), else null
+        "needs": needs,  # what the scenario cannot be judged without, of the agent's kind
+        "not_applicable": na,  # why it did not apply to the agent's kind (then it did not run), else null
+        "terminal_state": None if na else r.terminal_state,
         "guard": report_value(r.stop_report, "guard"),
         "reason": report_value(r.stop_report, "reason"),
         "harness_stop": r.harness_stop,
+        "watchdog": dict(r.watchdog) if r.watchdog else None,  # which limit ended the run, and its seconds
         "error": r.error.strip().splitlines()[-1] if r.error else None,
         "first_broken": v.violations[0].invariant if v.violations else None,
         "answer": r.answer,
         "figures": {
             "executions": r.total_executions,
             "model_turns": r.turns,
+            "side_requests": r.side_requests,  # answered by the wire itself (titles, loop checks): not model turns
             "refusals": sum(1 for e in events if e["kind"] == "refusal"),
             "side_effects": r.ledger.applied(),
             "virtual_seconds": round(r.virtual_seconds, 3),
@@ -206,10 +231,12 @@ def categories(scenarios: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     by: dict[str, dict[str, Any]] = {}
     for s in scenarios:
         c = by.setdefault(s["category"], {"category": s["category"], "scenarios": 0, "passed": 0, "failed": 0,
-                                          "errors": 0, "severity": {}})
+                                          "errors": 0, "not_applicable": 0, "severity": {}})
         c["scenarios"] += 1
-        key = {"pass": "passed", "fail": "failed"}.get(s["verdict"], "errors")
+        key = {"pass": "passed", "fail": "failed", NOT_APPLICABLE: "not_applicable"}.get(s["verdict"], "errors")
         c[key] += 1
+        if key == "not_applicable":  # a severity's count is of the scenarios that applied
+            continue
         sev = c["severity"].setdefault(s["severity"], {"scenarios": 0, "passed": 0})
         sev["scenarios"] += 1
         sev["passed"] += s["verdict"] == "pass"
@@ -231,6 +258,9 @@ def suite_hash(scenarios: Sequence[Mapping[str, Any]]) -> str:
 def _unique_ids(entries: list[Entry]) -> None:
     seen: dict[str, int] = {}
     for entry, _ in entries:
+        if entry.get("verdict") == NOT_APPLICABLE:  # it did not run: no trace
+            entry["trace"] = None
+            continue
         n = seen[entry["id"]] = seen.get(entry["id"], 0) + 1
         entry["trace"] = f"traces/{safe_name(entry['id'])}{'' if n == 1 else f'-{n}'}.trace.jsonl"
 
@@ -244,9 +274,11 @@ def _sorted_copies(entries: Iterable[Entry]) -> list[Entry]:
 
 
 def _totals(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    return {"scenarios": len(scenarios), "passed": sum(s["verdict"] == "pass" for s in scenarios),
+    na = sum(s["verdict"] == NOT_APPLICABLE for s in scenarios)
+    return {"scenarios": len(scenarios), "applicable": len(scenarios) - na,
+            "passed": sum(s["verdict"] == "pass" for s in scenarios),
             "failed": sum(s["verdict"] == "fail" for s in scenarios),
-            "errors": sum(s["verdict"] == "error" for s in scenarios)}
+            "errors": sum(s["verdict"] == "error" for s in scenarios), "not_applicable": na}
 
 
 def _waste(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -307,14 +339,18 @@ def _duration(started: str, ended: str) -> float | None:
     return round((t1 - t0).total_seconds(), 3) if t0 and t1 else None
 
 
-def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | None = None
-                 ) -> tuple[dict[str, Any], dict[str, list[Event]]]:
-    """report.json's data, and the trace events per trace path, from scenario entries."""
+def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | None = None, *,
+                 prices: PriceTable | None = None) -> tuple[dict[str, Any], dict[str, list[Event]]]:
+    """report.json's data, and the trace events per trace path, from scenario entries.
+
+    ``prices``: the price table itself, over the metadata's prices file (a merge of shards prices
+    as they did, without their file).
+    """
     m = RunMeta.of(meta)
     require = check_level(m.require)
     items = _sorted_copies(entries)
     scenarios = [e for e, _ in items]
-    table = _prices(m)
+    table = prices if prices is not None else _prices(m)
     _priced(scenarios, table)
     started, ended = iso(m.started), iso(m.ended)
     sev_rows = rows(scenarios)
@@ -326,13 +362,18 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         "seed": m.seed,
         "suite": {"name": m.suite, "version": m.suite_version, "hash": suite_hash(scenarios),
                   "scenarios": len(scenarios)},
+        "shard": dict(m.shard) if m.shard else None,  # a shard's totals and level are its part's, not the suite's
         "started": started,
         "ended": ended,
         "duration_seconds": _duration(started, ended),
         "required_level": require,
         "level": level_reached(scenarios),
-        "certified": meets(sev_rows, require),
+        "certified": gated(scenarios, require, m.require_pass_k, partial=bool(m.shard)),  # and pass^K, required
+        "required_pass_k": None if m.require_pass_k is None else {"k": m.require_pass_k[0],
+                                                                    "p": m.require_pass_k[1]},
         "could_not_certify": could_not_call(scenarios),  # why nothing could be judged, else null
+        # the scenarios that did not apply to the agent's kind, each with why: the certificate names them
+        "not_applicable": [{"id": sid, "reason": why} for sid, why in not_applicable(scenarios)],
         "levels": _levels(sev_rows),
         "totals": _totals(scenarios),
         "waste": _waste(scenarios),
@@ -340,6 +381,7 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         "coverage": _coverage(scenarios),
         "baseline": None,  # set below when a baseline report is given
         "categories": categories(scenarios),
+        "trials": trial_stats(scenarios),  # per scenario run as trials: pass@k, pass^k, the Wilson interval
         "scenarios": scenarios,
     }
     if m.baseline:
@@ -348,4 +390,4 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         report["extra"] = json.loads(json.dumps(m.extra, default=str, sort_keys=True))
     for s in scenarios:
         s.pop("agent", None)  # moved to the report's top level
-    return report, {e["trace"]: ev for e, ev in items}
+    return report, {e["trace"]: ev for e, ev in items if e["trace"] is not None}

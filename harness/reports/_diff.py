@@ -2,7 +2,8 @@
 
 ``diff_reports(old, new)`` lists the **regressions** (passed before, not now), the **fixes**
 (failed or errored before, pass now), the scenarios added and removed, and per scenario the
-figures that changed (tool executions, side effects, tokens, estimated cost). It reads report
+figures that changed (tool executions, side effects, tokens, estimated cost). A scenario that did not
+apply on either side (``n/a``: an agent of another kind) is neither a regression nor a fix. It reads report
 data (``load_report`` takes a report.json or the directory holding one); ``toolchaos diff``
 prints it and a report written with a baseline carries it (``baseline`` in report.json) and
 shows it first.
@@ -17,7 +18,7 @@ from typing import Any
 from toolchaos._internal.files import MAX_LOG_BYTES, read_capped
 from toolchaos.errors import ReportError
 
-READABLE_VERSIONS = (2, 3, 4)  # the report schema versions a diff can read (the figures it compares are in both)
+READABLE_VERSIONS = (2, 3, 4, 5)  # the report schema versions a diff can read (the figures it compares are in both)
 FIGURES = ("executions", "side_effects", "tokens", "cost_usd")
 
 
@@ -73,6 +74,8 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     regressions, fixes, changed = [], [], []
     for sid in sorted(before.keys() & after.keys()):
         a, b = before[sid], after[sid]
+        if "n/a" in (a["verdict"], b["verdict"]):  # not run on one side (another kind of agent): nothing to compare
+            continue
         move = {"id": sid, "old": a["verdict"], "new": b["verdict"], "severity": b.get("severity"),
                 "first_broken": _first_broken(b if b["verdict"] != "pass" else a)}
         if a["verdict"] == "pass" and b["verdict"] != "pass":

@@ -44,6 +44,7 @@ from toolchaos.reports._charts import category_chart, cost_svg, scenario_chart
 from toolchaos.reports._cost import usd
 from toolchaos.reports._markdown import (
     agent_text,
+    applicable_text,
     cost_text,
     coverage_line,
     coverage_totals,
@@ -51,12 +52,15 @@ from toolchaos.reports._markdown import (
     first_break,
     fixes_text,
     isolation_line,
+    na_count,
     scenario_cost_text,
+    shard_text,
     short,
     waste_line,
     waste_totals,
     where,
 )
+from toolchaos.reports._trials import required_text
 
 CLASS_COLOURS = {"SUCCESS": "#2f9e44", "RETRYABLE": "#f76707", "PRECONDITION": "#e6a700", "FATAL": "#e03131",
                  "PENDING": "#1c7ed6"}
@@ -84,10 +88,12 @@ dl.meta dd{margin:0}
 .badge{display:inline-block;min-width:44px;text-align:center;border-radius:4px;padding:0 6px;color:#fff;
  font-size:12px;font-weight:700;margin-right:6px}
 .badge.pass{background:var(--ok)}.badge.fail{background:var(--bad)}.badge.error{background:var(--warn)}
+.badge.na{background:var(--muted)}
 .yes{color:var(--ok);font-weight:700}.no{color:var(--bad);font-weight:700}
 article.scenario{border:1px solid var(--line);border-left:6px solid var(--ok);border-radius:6px;
  padding:12px 16px;margin:14px 0}
 article.scenario.fail{border-left-color:var(--bad)}article.scenario.error{border-left-color:var(--warn)}
+article.scenario.na{border-left-color:var(--muted)}
 .muted{color:var(--muted)}.scroll{overflow-x:auto}
 td.why{color:var(--muted);font-size:.9em}p.waste.high{color:var(--warn)}
 svg.timeline{display:block;margin:8px 0}svg text{font:11px system-ui,sans-serif;fill:#343a40}
@@ -176,6 +182,8 @@ def _event_title(ev: Mapping[str, Any]) -> str:
         return f"{head} {ev['tool']} asked for, never executed nor refused"
     if kind == "late":
         return f"{head} {ev['tool']}{args} called after the run ended"
+    if kind == "side":
+        return f"{head} side request ({ev.get('why')}), answered without the policy: {ev.get('answer')!r}"
     if kind == "end":
         return f"{head} end: {ev.get('state')} {ev.get('reason') or ev.get('error') or ''}".rstrip()
     return head
@@ -315,6 +323,8 @@ def _tool_mark(lay: _Layout, cx: float, ev: Mapping[str, Any], title: str) -> st
         return f'<rect class="ev ev-skipped" {rect} fill="none" stroke="{SKIPPED}" stroke-dasharray="2,2">{title}</rect>'
     if kind == "late":
         return f'<rect class="ev ev-late" {rect} fill="{LATE}">{title}</rect>'
+    if kind == "side":  # in its model API's lane: a request the wire answered itself, no turn
+        return f'<rect class="ev ev-side" {rect} fill="none" stroke="{SKIPPED}">{title}</rect>'
     return None
 
 
@@ -483,8 +493,10 @@ def legend() -> str:
 def _summary(report: Mapping[str, Any]) -> str:
     ok = report["certified"]
     agent, suite, harness, t = report["agent"], report["suite"], report["harness"], report["totals"]
-    verdict = (f"CERTIFIED at level {report['level']} (required: {report['required_level']})" if ok else
-               f"NOT CERTIFIED: required level {report['required_level']}, reached {report['level']}")
+    verdict = (f"CERTIFIED for {applicable_text(t)}, at level {report['level']} (required: "
+               f"{report['required_level']})" if ok else
+               f"NOT CERTIFIED: {applicable_text(t, passed=True)}; required level {report['required_level']}, "
+               f"reached {report['level']}")
     if report.get("could_not_certify"):  # nothing was judged: not a level reached "none"
         verdict = f"COULD NOT CERTIFY: {report['could_not_certify']}"
     rows = [
@@ -492,7 +504,8 @@ def _summary(report: Mapping[str, Any]) -> str:
         ("Suite", f"{e(suite['name'])}{' ' + e(suite['version']) if suite.get('version') else ''}, "
                   f"{suite['scenarios']} scenarios, <code>{e(suite['hash'][:19])}</code>"),
         ("Seed", e(report["seed"])),
-        ("Result", f"{t['passed']} passed, {t['failed']} failed, {t['errors']} errors"),
+        *([("Shard", e(shard_text(report["shard"])))] if report.get("shard") else []),
+        ("Result", f"{t['passed']} passed, {t['failed']} failed, {t['errors']} errors{na_count(t)}"),
         ("Harness", f"toolchaos {e(harness['version'])}, Python {e(harness['python'])}"),
         ("Run", f"{e(report['started'])} to {e(report['ended'])}"),
         *([("Waste", e(waste_totals(report["waste"])))] if report["waste"]["graded"] else []),
@@ -519,11 +532,52 @@ def _summary(report: Mapping[str, Any]) -> str:
         sev = [f"{c['severity'][k]['passed']}/{c['severity'][k]['scenarios']}" if k in c["severity"] else "–"
                for k in ("critical", "major", "minor")]
         failed = c["failed"] + c["errors"]
-        out.append(f"<tr><td>{e(c['category'])}</td><td class=n>{c['scenarios']}</td><td class=n>{c['passed']}</td>"
+        na = f" ({c['not_applicable']} N/A)" if c.get("not_applicable") else ""
+        out.append(f"<tr><td>{e(c['category'])}</td><td class=n>{c['scenarios']}{na}</td><td class=n>{c['passed']}</td>"
                    f"<td class=n>{'<b class=no>' + str(failed) + '</b>' if failed else '0'}</td>"
                    + "".join(f"<td class=n>{x}</td>" for x in sev) + "</tr>")
-    out += ["</table>", "</section>"]
+    out += ["</table>", *_trials(report), *_not_applicable(report), "</section>"]
     return "\n".join(out)
+
+
+def _trials(report: Mapping[str, Any]) -> list[str]:
+    """The scenarios run as trials: passes, the Wilson interval, pass^k and pass@k for every k (none: nothing)."""
+    stats = report.get("trials") or []
+    if not stats:
+        return []
+    req = required_text(report)
+    out = ['<h2 id="trials">Trials</h2>',
+           '<p class="muted">A scenario run as n trials (trial i with seed + i) passes only if every trial passes. '
+           "pass^k: the chance that k trials all pass; pass@k: that at least one of k passes (unbiased estimates "
+           f"from the n).{' Required: ' + e(req) + '.' if req else ''}</p>",
+           '<div class="scroll"><table class="trials"><tr><th>Scenario</th><th>Severity</th><th>Passed</th>'
+           "<th>Verdict</th><th>Pass rate (95% Wilson)</th><th>k</th><th>pass^k</th><th>pass@k</th></tr>"]
+    for st in stats:
+        lo, hi = st["wilson_95"]
+        ks = " ".join(str(k) for k in range(1, st["trials"] + 1))
+        hat = " ".join(f"{x:.3f}" for x in st["pass_hat_k"])
+        at = " ".join(f"{x:.3f}" for x in st["pass_at_k"])
+        out.append(f'<tr><td><code>{e(st["id"])}</code></td><td>{e(st["severity"])}</td>'
+                   f'<td class=n>{st["passed"]}/{st["trials"]}</td>'
+                   f'<td><span class="badge {_css(st["verdict"])}">{e(st["verdict"].upper())}</span></td>'
+                   f'<td class=n>{st["passed"] / st["trials"]:.2f} [{lo:.2f}, {hi:.2f}]</td>'
+                   f"<td class=n>{ks}</td><td class=n>{hat}</td><td class=n>{at}</td></tr>")
+    return [*out, "</table></div>"]
+
+
+def _not_applicable(report: Mapping[str, Any]) -> list[str]:
+    """The scenarios that did not apply to the agent's kind, by reason (none: nothing)."""
+    by_reason: dict[str, list[str]] = {}
+    for na in report.get("not_applicable") or []:
+        by_reason.setdefault(str(na["reason"]), []).append(str(na["id"]))
+    if not by_reason:
+        return []
+    n = sum(len(ids) for ids in by_reason.values())
+    out = [f'<h2 id="not-applicable">Not applicable ({n})</h2>',
+           "<p>Not run: each needs what the agent's kind cannot do (the scenario's <code>needs</code>, the kind's "
+           "capabilities); neither passed nor failed.</p>", "<ul class=\"not-applicable\">"]
+    out += [f"<li>{', '.join(f'<code>{e(sid)}</code>' for sid in ids)}: {e(why)}</li>" for why, ids in by_reason.items()]
+    return [*out, "</ul>"]
 
 
 def _index(report: Mapping[str, Any]) -> str:
@@ -535,10 +589,10 @@ def _index(report: Mapping[str, Any]) -> str:
         f = s["figures"]
         grade = s.get("grade")
         broke = f"<code>{breakable(s['first_broken'])}</code>" if s.get("first_broken") else ""
-        out.append(f"<tr><td><span class=\"badge {e(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
+        out.append(f"<tr><td><span class=\"badge {_css(s['verdict'])}\">{e(s['verdict'].upper())}</span></td>"
                    f"<td class=sid><a href=\"#{anchor(s['id'])}\"><code>{e(s['id'])}</code></a>"
                    f"<div class=desc>{e(short(s.get('description')))}</div></td><td>{breakable(s['category'])}</td>"
-                   f"<td>{e(s['severity'])}</td><td class=broke>{broke}</td><td>{breakable(s['terminal_state'])}</td>"
+                   f"<td>{e(s['severity'])}</td><td class=broke>{broke}</td><td>{breakable(s['terminal_state'] or '')}</td>"
                    f"<td class=n>{f['executions']}</td><td class=n>{f['side_effects']}</td>"
                    f"<td class=n>{f['tokens']:,}</td><td class=n>{e(usd(s['cost']['usd']))}</td>"
                    f"<td>{e(grade['level']) if grade else ''}</td></tr>")
@@ -550,7 +604,7 @@ def _charts(report: Mapping[str, Any]) -> str:
     return ('<h2>At a glance</h2><div class="charts" id="charts">'
             f'<figure><figcaption>Pass rate per category</figcaption>{category_chart(report["categories"])}</figure>'
             '<figure><figcaption>Executions / side effects per scenario</figcaption>'
-            f'{scenario_chart(report["scenarios"])}</figure></div>')
+            f'{scenario_chart([s for s in report["scenarios"] if s["verdict"] != NA])}</figure></div>')
 
 
 def _baseline(d: Mapping[str, Any] | None) -> str:
@@ -582,7 +636,17 @@ def _baseline(d: Mapping[str, Any] | None) -> str:
 
 
 def _ordered(scenarios: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [s for s in scenarios if s["verdict"] != "pass"] + [s for s in scenarios if s["verdict"] == "pass"]
+    """Failures and errors first, then passes, then the scenarios that did not apply."""
+    rank = {"pass": 1, NA: 2}
+    return sorted(scenarios, key=lambda s: rank.get(s["verdict"], 0))
+
+
+NA = "n/a"
+
+
+def _css(verdict: str) -> str:
+    """A verdict as a CSS class name (``n/a`` has a slash)."""
+    return "na" if verdict == NA else verdict
 
 
 def _md_inline(text: str) -> str:
@@ -634,11 +698,15 @@ def _trace_details(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
 
 def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
     v = s["verdict"]
-    out = [f'<article class="scenario {e(v)}" id="{anchor(s["id"])}" data-id="{e(s["id"])}" data-verdict="{e(v)}">',
-           f'<h3><span class="badge {e(v)}">{e(v.upper())}</span><code>{e(s["id"])}</code>: {e(s["title"])}</h3>',
+    out = [f'<article class="scenario {_css(v)}" id="{anchor(s["id"])}" data-id="{e(s["id"])}" '
+           f'data-verdict="{e(v)}">',
+           f'<h3><span class="badge {_css(v)}">{e(v.upper())}</span><code>{e(s["id"])}</code>: {e(s["title"])}</h3>',
            f'<p class="muted">{e(s["category"])}, {e(s["severity"])}'
-           f'{", file " + e(s["file"]) if s.get("file") else ""}</p>',
-           f"<p>{_md_inline(ended_line(s))}.</p>"]
+           f'{", file " + e(s["file"]) if s.get("file") else ""}</p>']
+    if v == NA:  # nothing ran: why, and nothing else
+        out += [f"<p>Not applicable, not run: {e((s.get('not_applicable') or {}).get('reason'))}.</p>", "</article>"]
+        return "\n".join(out)
+    out.append(f"<p>{_md_inline(ended_line(s))}.</p>")
     if s.get("description"):
         out.append(f'<p class="description">{e(s["description"])}</p>')
     if s.get("reason"):

@@ -46,7 +46,10 @@ def _suite_properties(report: Mapping[str, Any]) -> list[tuple[str, Any]]:
             ("seed", report["seed"]), ("suite", report["suite"]["name"]),
             ("suite_version", report["suite"].get("version")), ("suite_hash", report["suite"]["hash"]),
             ("harness_version", report["harness"]["version"]), ("required_level", report["required_level"]),
-            ("level", report["level"]), ("certified", str(report["certified"]).lower())]
+            ("level", report["level"]), ("certified", str(report["certified"]).lower()),
+            ("applicable", report["totals"].get("applicable", report["totals"]["scenarios"])),
+            ("not_applicable", report["totals"].get("not_applicable", 0)),
+            *([("shard", f"{report['shard']['index']}/{report['shard']['total']}")] if report.get("shard") else [])]
 
 
 def _case_properties(s: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -101,6 +104,12 @@ def _evidence(s: Mapping[str, Any], broke: Sequence[Mapping[str, Any]], events: 
 
 def _testcase(suite: ET.Element, suite_name: str, s: Mapping[str, Any], events: Sequence[Event]) -> None:
     case = ET.SubElement(suite, "testcase", classname=_x(f"{suite_name}.{s['category']}"), name=_x(s["id"]))
+    if s["verdict"] == "n/a":  # it did not run: a skipped testcase, saying why (no figures: there are none)
+        _props(case, [("title", s["title"]), ("category", s["category"]), ("severity", s["severity"]),
+                      ("needs", ", ".join(s.get("needs") or [])), ("file", s.get("file")),
+                      ("content_hash", s.get("content_hash"))])
+        ET.SubElement(case, "skipped", message=_x(f"N/A: {(s.get('not_applicable') or {}).get('reason')}"))
+        return
     _props(case, _case_properties(s))
     if s["verdict"] == "pass":
         return
@@ -117,7 +126,8 @@ def render_junit(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]
     root = ET.Element("testsuites", name="toolchaos certification", tests=str(t["scenarios"]),
                       failures=str(t["failed"]), errors=str(t["errors"]))
     suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(t["scenarios"]), failures=str(t["failed"]),
-                          errors=str(t["errors"]), skipped="0", timestamp=_x(report["started"]))
+                          errors=str(t["errors"]), skipped=str(t.get("not_applicable", 0)),
+                          timestamp=_x(report["started"]))
     if report.get("duration_seconds") is not None:  # the session's real duration; testcases carry none
         for node in (root, suite):
             node.set("time", f"{report['duration_seconds']:.3f}")

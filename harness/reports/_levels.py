@@ -49,12 +49,67 @@ def required_severities(level: str) -> tuple[str, ...] | None:
 ERROR_STOPS = ("policy", "interrupted", "uncallable")
 
 
+NOT_APPLICABLE = "n/a"  # the scenario does not apply to the agent's kind: not run, neither passed nor failed
+
+
 def verdict_status(v: ScenarioVerdict) -> str:
-    """pass | fail | error (``error``: the scenario itself broke, e.g. its policy raised, or the
-    harness could not call the agent at all)."""
+    """pass | fail | error | n/a (``error``: the scenario itself broke, e.g. its policy raised, or the
+    harness could not call the agent at all; ``n/a``: it needs what the agent's kind lacks, so it did not run)."""
+    if getattr(v, "not_applicable", None) is not None:
+        return NOT_APPLICABLE
     if v.result.harness_stop in ERROR_STOPS:
         return "error"
     return "pass" if v.passed else "fail"
+
+
+def _status(it: Any) -> str:
+    """The verdict of a verdict or a report entry."""
+    return str(it.get("verdict")) if isinstance(it, Mapping) else verdict_status(it)
+
+
+def applicable(items: Iterable[Any]) -> list[Any]:
+    """The verdicts (or entries) of the scenarios that applied to the agent's kind: the ones a level counts."""
+    return [it for it in items if _status(it) != NOT_APPLICABLE]
+
+
+def not_applicable(items: Iterable[Any]) -> list[tuple[str, str]]:
+    """(id, why) of each scenario that did not apply to the agent's kind, from verdicts or entries."""
+    out = []
+    for it in items:
+        if _status(it) == NOT_APPLICABLE:
+            out.append((str(it["id"]), str((it.get("not_applicable") or {}).get("reason")))
+                       if isinstance(it, Mapping) else (it.id, str(it.not_applicable)))
+    return out
+
+
+def certificate(items: Sequence[Any], level: str, pass_k: tuple[int, float] | None = None,
+                gate: bool | None = None) -> str:
+    """The certificate's line: ``CERTIFIED for N of M applicable scenarios: level reached L, required R``
+    (N passed of the M that applied; all of them apply, it says so), else ``NOT CERTIFIED: N of M ...; ...``.
+    With ``pass_k`` (K, P), ``gate`` is the gate's answer (``toolchaos.reports._trials.gated``) and the line
+    says the requirement."""
+    judged = applicable(items)
+    passed = sum(_status(it) == "pass" for it in judged)
+    every = " (all applicable)" if len(judged) == len(items) else f" (N/A: {len(items) - len(judged)})"
+    counted = f"{passed} of {len(judged)} applicable scenarios"
+    levels = f"level reached {level_reached(items)}, required {level}"
+    if pass_k is not None:
+        levels += f", critical pass^{pass_k[0]} >= {pass_k[1]:g}"
+    if (certified(items, level) if gate is None else gate):
+        return f"CERTIFIED for {counted}{every}: {levels}"
+    return f"NOT CERTIFIED: {counted} passed{every}; {levels}"
+
+
+def not_applicable_lines(items: Iterable[Any]) -> list[str]:
+    """The scenarios that did not apply, by reason: what a certificate names beside its line."""
+    by_reason: dict[str, list[str]] = {}
+    for sid, why in not_applicable(items):
+        by_reason.setdefault(why, []).append(sid)
+    if not by_reason:
+        return []
+    n = sum(len(ids) for ids in by_reason.values())
+    return ([f"N/A ({n} scenario{'' if n == 1 else 's'}, not run: each needs what the agent's kind lacks):"]
+            + [f"  {', '.join(ids)}: {why}" for why, ids in by_reason.items()])
 
 
 def could_not_call(items: Iterable[Any]) -> str | None:
@@ -68,9 +123,9 @@ def could_not_call(items: Iterable[Any]) -> str | None:
 
 
 def rows(items: Iterable[Any]) -> list[Row]:
-    """(severity, passed) from verdicts or report entries."""
+    """(severity, passed) from verdicts or report entries; a scenario that did not apply is no row."""
     out = []
-    for it in items:  # a failure counts at its failure severity (a reporting failure: at most major)
+    for it in applicable(items):  # a failure counts at its failure severity (a reporting failure: at most major)
         if isinstance(it, Mapping):
             out.append((str(it.get("failure_severity") or it.get("severity", "")), it.get("verdict") == "pass"))
         else:

@@ -16,8 +16,9 @@ from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import WASTE_LEVELS
 from toolchaos.errors import printable
 from toolchaos.reports._cost import usd
+from toolchaos.reports._trials import required_text, shown_ks
 
-MARK = {"pass": "✅", "fail": "❌", "error": "⚠️"}
+MARK = {"pass": "✅", "fail": "❌", "error": "⚠️", "n/a": "➖"}
 
 
 # Agent-supplied text (titles, tool names, reasons, errors) reaches GitHub's renderer, also through
@@ -54,8 +55,48 @@ def headline(report: Mapping[str, Any]) -> str:
     if report.get("could_not_certify"):  # nothing was judged: not a level reached "none"
         return f"⚠️ **COULD NOT CERTIFY**: {cell(report['could_not_certify'])}"
     if report["certified"]:
-        return f"✅ **CERTIFIED** at level **{level}** (required: {req})"
-    return f"❌ **NOT CERTIFIED**: required level **{req}**, reached **{level}**"
+        return f"✅ **CERTIFIED** for {applicable_text(report['totals'])}, at level **{level}** (required: {req})"
+    return (f"❌ **NOT CERTIFIED**: {applicable_text(report['totals'], passed=True)}; required level **{req}**, "
+            f"reached **{level}**")
+
+
+def applicable_text(t: Mapping[str, Any], passed: bool = False) -> str:
+    """``N of M applicable scenarios`` (N passed), and whether all applied: the certificate's count."""
+    applicable, total = t.get("applicable", t["scenarios"]), t["scenarios"]
+    every = "all applicable" if applicable == total else f"N/A: {total - applicable}"
+    return f"{t['passed']} of {applicable} applicable scenarios{' passed' if passed else ''} ({every})"
+
+
+def not_applicable_section(report: Mapping[str, Any]) -> list[str]:
+    """The scenarios that did not apply to the agent's kind, by reason (none: nothing)."""
+    by_reason: dict[str, list[str]] = {}
+    for na in report.get("not_applicable") or []:
+        by_reason.setdefault(str(na["reason"]), []).append(str(na["id"]))
+    if not by_reason:
+        return []
+    n = sum(len(ids) for ids in by_reason.values())
+    out = [f"### Not applicable ({n})", "",
+           "Not run: each needs what the agent's kind cannot do (the scenario's `needs`, the kind's capabilities); "
+           "neither passed nor failed.", ""]
+    out += [f"- {', '.join(map(code, ids))}: {cell(why)}" for why, ids in by_reason.items()]
+    return [*out, ""]
+
+
+def shard_text(shard: Mapping[str, Any]) -> str:
+    """A shard's report says so: its level and totals are its part's (``toolchaos report merge`` joins them)."""
+    return (f"{shard['index']} of {shard['total']} (by {shard['by']}, {shard['instances']} instances in all): "
+            "this report covers this shard's part of the suite; the certificate is the merged report's "
+            "(toolchaos report merge)")
+
+
+def shard_row(report: Mapping[str, Any]) -> list[str]:
+    """The summary table's row of a shard's report (none for a whole run's)."""
+    return [f"| Shard | {cell(shard_text(report['shard']))} |"] if report.get("shard") else []
+
+
+def na_count(t: Mapping[str, Any]) -> str:
+    """``, K not applicable`` for a report with scenarios that did not apply ("" otherwise)."""
+    return f", {t['not_applicable']} not applicable" if t.get("not_applicable") else ""
 
 
 def ended_line(s: Mapping[str, Any]) -> str:
@@ -63,7 +104,8 @@ def ended_line(s: Mapping[str, Any]) -> str:
     ex = ", ".join(f"{cell(t)}={n}" for t, n in s["executions"].items() if n) or "none"
     guard = f" (guard: {cell(s['guard'])})" if s.get("guard") else ""
     stop = f"; harness stop: {cell(s['harness_stop'])}" if s.get("harness_stop") else ""
-    return (f"ended **{cell(s['terminal_state'])}**{guard} after {f['model_turns']} model turns and "
+    side = f" (and {f['side_requests']} side requests)" if f.get("side_requests") else ""
+    return (f"ended **{cell(s['terminal_state'])}**{guard} after {f['model_turns']} model turns{side} and "
             f"{f['executions']} tool executions ({ex}); {f['refusals']} refused; {f['side_effects']} side effects; "
             f"{f['virtual_seconds']:g} s virtual{stop}")
 
@@ -196,6 +238,34 @@ def _severity_cell(c: Mapping[str, Any], sev: str) -> str:
     return f"{row['passed']}/{row['scenarios']}" if row else "–"
 
 
+def trials_section(report: Mapping[str, Any]) -> list[str]:
+    """The scenarios run as trials: passes, the Wilson interval, pass^k and pass@k (every k in a details block)."""
+    stats = report.get("trials") or []
+    if not stats:
+        return []
+    ks = sorted({k for st in stats for k in shown_ks(st["trials"])})
+    req = required_text(report)
+    out = ["", "### Trials", "",
+           "A scenario run as n trials (trial i with seed + i) passes only if every trial passes. pass^k: the chance "
+           "that k trials all pass; pass@k: that at least one of k passes (unbiased estimates from the n)."
+           + (f" Required: {req}." if req else ""), "",
+           "| Scenario | Severity | Passed | Verdict | Pass rate (95% Wilson) | "
+           + " | ".join(f"pass^{k}" for k in ks) + " | " + " | ".join(f"pass@{k}" for k in ks) + " |",
+           "|---|---|---:|---|---|" + "---:|" * (2 * len(ks))]
+    for st in stats:
+        lo, hi = st["wilson_95"]
+        got = [(st["pass_hat_k"][k - 1], st["pass_at_k"][k - 1]) if k <= st["trials"] else None for k in ks]
+        out.append(f"| {code(st['id'])} | {cell(st['severity'])} | {st['passed']}/{st['trials']} | "
+                   f"{MARK.get(st['verdict'], '')} {st['verdict']} | {st['passed'] / st['trials']:.2f} "
+                   f"[{lo:.2f}, {hi:.2f}] | " + " | ".join("–" if g is None else f"{g[0]:.3f}" for g in got) + " | "
+                   + " | ".join("–" if g is None else f"{g[1]:.3f}" for g in got) + " |")
+    out += ["", "<details><summary>pass^k and pass@k for every k</summary>", ""]
+    for st in stats:
+        out += [f"- {code(st['id'])} pass^k: " + ", ".join(f"{x:.3f}" for x in st["pass_hat_k"]),
+                f"- {code(st['id'])} pass@k: " + ", ".join(f"{x:.3f}" for x in st["pass_at_k"])]
+    return [*out, "", "</details>"]
+
+
 def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> str:
     suite, agent, harness = report["suite"], report["agent"], report["harness"]
     t = report["totals"]
@@ -209,7 +279,9 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
         f"| Agent | {code(agent['ref'])}{cell(version)} |",
         f"| Suite | {cell(suite['name'])}{cell(suite_v)}, {suite['scenarios']} scenarios, {code(suite['hash'][:19])} |",
         f"| Seed | {report['seed']} |",
-        f"| Result | {t['passed']} passed, {t['failed']} failed, {t['errors']} errors |",
+        *shard_row(report),
+        f"| Result | {t['passed']} passed, {t['failed']} failed, {t['errors']} errors"
+        f"{na_count(t)} |",
         *([f"| Waste | {cell(waste_totals(report['waste']))} |"] if report["waste"]["graded"] else []),
         f"| Cost | {cell(cost_text(report['cost']))} |",
         f"| Fault coverage | {cell(coverage_totals(report['coverage']))} |",
@@ -228,15 +300,19 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
             "|---|---:|---:|---:|---:|---:|---:|"]
     for c in report["categories"]:
         failed = c["failed"] + c["errors"]
-        out.append(f"| {cell(c['category'])} | {c['scenarios']} | {c['passed']} | {'**' if failed else ''}{failed}"
+        na = f" ({c['not_applicable']} N/A)" if c.get("not_applicable") else ""
+        out.append(f"| {cell(c['category'])} | {c['scenarios']}{na} | {c['passed']} | {'**' if failed else ''}{failed}"
                    f"{'**' if failed else ''} | {_severity_cell(c, 'critical')} | {_severity_cell(c, 'major')} | "
                    f"{_severity_cell(c, 'minor')} |")
-    failures = [s for s in report["scenarios"] if s["verdict"] != "pass"]
+    out += trials_section(report)
+    failures = [s for s in report["scenarios"] if s["verdict"] not in ("pass", "n/a")]
     out += ["", f"### Failures ({len(failures)})" if failures else "### Failures", ""]
     if not failures:
-        out += ["None: every scenario passed.", ""]
+        out += ["None: every applicable scenario passed." if report.get("not_applicable") else
+                "None: every scenario passed.", ""]
     for s in failures:
         out += _failure(s, traces.get(s["trace"] or "", []))
+    out += not_applicable_section(report)
     out += ["<details><summary>All scenarios</summary>", "",
             "| Scenario | Category | Severity | Verdict | First broken | End state | Executions | Side effects | "
             "Tokens | Cost | Virtual time | Waste | Description |",

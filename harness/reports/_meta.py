@@ -61,6 +61,10 @@ class RunMeta:
     prices: str | None = None  # a prices file overriding the built-in price table
     price_model: str | None = None  # the model the runs are priced as
     extra: dict[str, Any] = field(default_factory=dict)  # free-form, copied into report.json
+    # the shard this run is of a suite split across jobs (toolchaos._internal.shards: Partition.record), else None
+    shard: dict[str, Any] | None = None
+    # (K, P): certified only if every critical scenario's pass^K >= P (toolchaos.reports._trials), else None
+    require_pass_k: tuple[int, float] | None = None
 
     @classmethod
     def of(cls, meta: RunMeta | Mapping[str, Any] | None) -> RunMeta:

@@ -75,6 +75,13 @@ def write_entries(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | 
             if s["id"] in by_id:
                 s["trace"] = None  # nothing of ours is there: a reader must not follow the link
         _write_traces(out, {rel: ev for rel, ev in traces.items() if rel not in refused})
+    return write_rendered(report, traces, out, step_summary=step_summary)
+
+
+def write_rendered(report: Mapping[str, Any], traces: Mapping[str, list[Any]], out: Path, *,
+                   step_summary: bool = True) -> dict[str, Path]:
+    """report.json and its three renderings into ``out``, whose traces are written already (by
+    ``write_entries``, or copied from the shards a merge joins)."""
     md = render_markdown(report, traces)
     paths = {
         "json": _write(out / "report.json", dumps(report)),

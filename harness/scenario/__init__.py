@@ -17,11 +17,11 @@ from toolchaos.errors import ScenarioError
 from toolchaos.scenario._files import SCENARIO_PATTERN, find_files, load_file
 from toolchaos.scenario._jsonschema import SCHEMA_URL, json_schema
 from toolchaos.scenario._load import load_text
-from toolchaos.scenario._scenario import Expectation, Restart, Scenario, Useful
-from toolchaos.scenario._spec import CATEGORIES, SEVERITIES
+from toolchaos.scenario._scenario import Expectation, Restart, Scenario, Useful, expand_trials
+from toolchaos.scenario._spec import CATEGORIES, MAX_TRIALS, SEVERITIES
 from toolchaos.scenario._yaml import load_yaml
 
 __all__ = [
-    "CATEGORIES", "SCENARIO_PATTERN", "SCHEMA_URL", "SEVERITIES", "Expectation", "Restart", "Scenario", "ScenarioError",
-    "Useful", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
+    "CATEGORIES", "MAX_TRIALS", "SCENARIO_PATTERN", "SCHEMA_URL", "SEVERITIES", "Expectation", "Restart", "Scenario",
+    "ScenarioError", "Useful", "expand_trials", "find_files", "json_schema", "load_file", "load_text", "load_yaml",
 ]

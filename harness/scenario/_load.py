@@ -99,7 +99,19 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
         variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz,
-        world=plain(root.get("world")) or {}, useful=_useful(spec.useful), api_faults=api_faults)
+        world=plain(root.get("world")) or {}, useful=_useful(spec.useful), api_faults=api_faults,
+        needs=_needs(spec), trials=spec.trials)
+
+
+def _needs(spec: ScenarioSpec) -> tuple[str, ...]:
+    """What the scenario declares it needs, with what its blocks imply: a restart needs one, and a budget of
+    virtual seconds needs the agent's clock to be the run's (every name once, in ``NEEDS``'s order)."""
+    wanted = set(spec.needs or ())
+    if spec.restart is not None:
+        wanted.add("restart")
+    if spec.budgets is not None and spec.budgets.max_seconds is not None:
+        wanted.add("virtual_time")
+    return tuple(n for n in agents.NEEDS if n in wanted)
 
 
 def _useful(spec: UsefulSpec | None) -> Useful | None:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from toolchaos._agents import TASK_MODES
+from toolchaos._agents import NEEDS, TASK_MODES
+from toolchaos._internal.limits import TOTAL_FACTOR
 from toolchaos._internal.types import CATEGORIES as CATEGORIES  # re-exported: toolchaos.scenario names them
 from toolchaos._internal.types import SEVERITIES as SEVERITIES
 from toolchaos.errors import ScenarioError, did_you_mean
@@ -106,10 +107,20 @@ class CeilingSpec(_Model):
     max_tool_calls: int | None = Field(None, ge=1)
     max_model_turns: int | None = Field(None, ge=1)
     max_refusals: int | None = Field(None, ge=1)
-    real_seconds: float | None = Field(None, gt=0, allow_inf_nan=False)
+    real_seconds: float | None = Field(None, gt=0, allow_inf_nan=False,
+                                       description="the watchdog's no-progress limit: real seconds without a model "
+                                                   "request, tool call or event while the agent could run")
+    total_seconds: float | None = Field(None, gt=0, allow_inf_nan=False,
+                                        description="the watchdog's total limit: real seconds of the run in all "
+                                                    f"(default: {TOTAL_FACTOR:g} times the no-progress limit)")
 
 
 _AT_LEAST_ONE = Annotated[int, Field(ge=1)]
+# What a scenario may need of an agent's kind (toolchaos._agents.NEEDS, where each is explained).
+NeedName = Literal["stop_report", "virtual_time", "restart", "two_workers"]
+_NEEDS_HELP = ("what the scenario cannot be judged without, of the agent's kind: " + "; ".join(
+    f"{n.name}: {n.meaning}" for n in NEEDS.values()) + ". An agent whose kind lacks one gets N/A, not a verdict "
+    "(a restart: block needs restart, a budget of max_seconds needs virtual_time, without saying so)")
 
 
 class GoalSpec(_Model):
@@ -144,6 +155,7 @@ class RestartSpec(_Model):
 
 
 _ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+MAX_TRIALS = 10_000  # a suite of trials stays a suite: a larger count is a typo, said before anything runs
 
 
 class ProcessAgentSpec(_Model):
@@ -183,6 +195,7 @@ class VariantSpec(_Model):
     expect: list[Any] | None = Field(None, json_schema_extra=EXPECT_REF)
     world: dict[str, dict[str, dict[str, Any]] | list[dict[str, Any]]] | None = None
     useful: UsefulSpec | None = None
+    needs: list[NeedName] | None = None
     restart: RestartSpec | None = None
     api_faults: Any = Field(None, json_schema_extra=API_FAULTS_SCHEMA)
     fuzz: Any = Field(None, json_schema_extra={"x-toolchaos": "Fuzz"})
@@ -198,6 +211,10 @@ class ScenarioSpec(_Model):
     severity: Literal["critical", "major", "minor"] = "major"
     tags: list[str] = Field(default_factory=list)
     seed: int = Field(0, ge=0, description="same seed, byte-identical trace")
+    trials: int = Field(1, ge=1, le=MAX_TRIALS,
+                        description="how many times the scenario runs, trial i with seed + i (trial 0 is the run "
+                                    "without trials); it passes only if every trial passes; the report gives "
+                                    "pass^k and pass@k (--trials / --chaos-trials wins)")
     task: str = Field(description="what the agent is asked to do")
     agent: Any = Field(
         None, json_schema_extra=AGENT_REF,
@@ -218,6 +235,7 @@ class ScenarioSpec(_Model):
         None, description="the state behind the tools at the start: collection name -> its records, a mapping "
                           "by key or a list (the catalogue's: charges, emails, records, jobs)")
     useful: UsefulSpec | None = Field(None, description="the work the scenario needs done, for the waste grade")
+    needs: list[NeedName] | None = Field(None, description=_NEEDS_HELP)
     restart: RestartSpec | None = None
     api_faults: Any = Field(None, description="faults of the model API itself, by model request number (1, 2, ...) "
                                               "or 'always': 429, 500, 503, 529, timeout, stream_cut, malformed; "
@@ -230,7 +248,8 @@ class ScenarioSpec(_Model):
 
 
 _CHOICES: dict[str, Sequence[str]] = {"category": CATEGORIES, "severity": SEVERITIES, "delivery": ("return", "raise"),
-                                      "task": TASK_MODES}  # a process agent's task: (the scenario's is text)
+                                      "task": TASK_MODES,  # a process agent's task: (the scenario's is text)
+                                      "needs": tuple(NEEDS)}
 _TYPE_WORDS = {
     "int_type": "an integer", "float_type": "a number", "string_type": "text", "bool_type": "true or false",
     "dict_type": "a mapping", "model_type": "a mapping", "list_type": "a list", "int_from_float": "an integer",
@@ -259,6 +278,11 @@ def _model_at(model: Any, loc: Sequence[Any]) -> Any:
         else:
             return None
     return _unwrap(cur)
+
+
+def _key_of(loc: Sequence[Any]) -> str:
+    """The key a value sits under: a list item's is its list's (``needs[1]``: ``needs``)."""
+    return next((str(p) for p in reversed(loc) if not isinstance(p, int)), "")
 
 
 def _structure_error(exc: ValidationError, ctx: Context, model: Any, root: Any, prefix: Sequence[Any]) -> ScenarioError:
@@ -292,7 +316,7 @@ def _structure_error(exc: ValidationError, ctx: Context, model: Any, root: Any, 
             doc = f" ({f.description})" if f is not None and f.description else ""
         return ctx.error(f"{parent} is missing the required key {name!r}{doc}", loc[:-1], root=root)
     if kind in ("literal_error", "enum"):
-        choices = _CHOICES.get(str(loc[-1]), ())
+        choices = _CHOICES.get(_key_of(loc), ())
         got = repr(value) if isinstance(value, str) else short(value)
         msg = f"{where}: expected one of {', '.join(choices)}; got {got}{did_you_mean(value, choices)}"
         return ctx.error(msg, loc, root=root)

@@ -12,7 +12,8 @@ its result). The run ends when:
 - the agent says so: ``POST /toolchaos/end`` (optional JSON ``{"state", "answer", "report"}``)
   or ``Server.end(...)`` (what a process-agent runner calls when its child exits);
   without a state it ends COMPLETED if the model's last answer was final, else FAILED;
-- the harness ceiling is reached (HARD_CEILING), or the real-time watchdog fires (WATCHDOG).
+- the harness ceiling is reached (HARD_CEILING), or the watchdog fires (WATCHDOG): no progress
+  for its limit (a retry of the same request or a side request is none), or its total real time.
 
 After the end every model request is answered at once with HTTP 400 in the API's own error
 format, saying the run has ended and why (no SDK retries a 400), and every tool call with
@@ -37,7 +38,9 @@ from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox, session_
 from toolchaos._engine import run as engine_run
 from toolchaos._engine.state import RunState
 from toolchaos._internal import clock as _clock
+from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.limits import Ceiling
+from toolchaos._internal.opportunity import ProcessClock
 from toolchaos._internal.types import AgentResult
 from toolchaos.errors import HarnessStop, RunClosed, UserError
 from toolchaos.fake_tools import World
@@ -63,9 +66,11 @@ class Server:
     ``spec``: the run, a ``toolchaos.RunSpec`` (a scenario's: ``toolchaos.certification.scenario_spec``),
     or its keywords as ``RunSpec.of`` takes them (``task``, ``tools``, ``policy``, ...). The server
     only runs: whoever loaded a scenario judges its result (``toolchaos.certification.judge``), as
-    ``toolchaos serve`` does. The watchdog's limit: the spec's (``real_seconds`` or its ceiling's),
-    else the session's, else 300 s. ``port=0``: a free port. ``max_body``: the largest request body
-    read, in bytes (default 8 MiB); a larger one is answered 413 in its API's error format.
+    ``toolchaos serve`` does. The watchdog's no-progress limit: the spec's (``real_seconds`` or its
+    ceiling's), else the session's, else 300 s; its total limit: the spec's ``total_seconds`` (or its
+    ceiling's, or the session's), else 3 times the no-progress limit. ``port=0``: a free port.
+    ``max_body``: the largest request body read, in bytes (default 8 MiB); a larger one is answered
+    413 in its API's error format.
     """
 
     allow_remote = False  # bind an address other than loopback (with the token, only the run's URLs are answered)
@@ -101,6 +106,8 @@ class Server:
         self._uvicorn: uvicorn.Server | None = None
         self._gate: Gate | None = None
         self.token = ""  # minted when the server starts (the run's capability)
+        self._moves = 0  # the watchdog's progress count: requests that moved the run on (see _count)
+        self._last: tuple[str, bytes] | None = None  # the last model request's path and body
 
     # --- addresses ---------------------------------------------------------------------
 
@@ -161,7 +168,7 @@ class Server:
         return self
 
     def _start_http(self, sock: socket.socket) -> None:
-        mcp = mcp_server(lambda: None if self._end.is_set() else self._toolbox, self._before, self._after)
+        mcp = mcp_server(lambda: None if self._end.is_set() else self._toolbox, self._before, self._tool_done)
         mcp_app = streamable_app(mcp, self.host)
         control = Starlette(routes=[*mcp_app.routes, Route("/toolchaos/end", self._end_endpoint, methods=["POST"]),
                                     Route("/toolchaos/urls", self._urls_endpoint, methods=["GET"])],
@@ -204,7 +211,7 @@ class Server:
         """End the run (if it is still going), wait for it, stop the HTTP server and free the port."""
         self.end(why="the server was closed")
         if self._run_thread is not None:
-            self._run_thread.join(self.spec.watchdog_limit()[0] + 5)
+            self._run_thread.join(self.spec.total_limit()[0] + 5)
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
         if self._http_thread is not None:
@@ -234,6 +241,7 @@ class Server:
                           defaults=False)
         self._pacer = Pacer(state.clock, state.events)
         self._state, self._toolbox = state, toolbox
+        _watchdog.observe(progress=self._progress)  # this run's watch: requests that move it on, not its events
         self._ready.set()
         while not self._end.wait(0.02):  # real time: threading is outside virtual time
             if state.stopped is not None:
@@ -270,6 +278,39 @@ class Server:
         if self._pacer is not None:
             self._pacer.after()
 
+    def _tool_done(self) -> None:
+        self._moves += 1  # an execution or a refusal: progress, repeated or not (the ceiling ends loops)
+        self._after()
+
+    def _progress(self) -> int:
+        return self._moves
+
+    def _count(self, request: httpx.Request, sides: int) -> None:
+        """Progress of the run, for the watchdog's no-progress limit: a model request that moves it on.
+
+        Neither a retry of the previous request (the same body to the same path: a client's
+        backoff after an error, or after an answer it would not take) nor a side request (a
+        title, a loop check: the wire recorded a ``side`` event for it) is progress, so a client
+        that retries forever is ended by the limit, not kept alive by its own retries. Nor is a
+        request that asks no model turn (a token count, a trace export, a path nothing serves).
+        """
+        wire = self._wire
+        api = wire.api_of(request) if wire is not None else None
+        if api is None or api.endswith(_NOT_TURNS):
+            return
+        key = (request.url.path, request.content)
+        repeated, self._last = key == self._last, key
+        state = self._state
+        if not repeated and (state is None or state.sides == sides):
+            self._moves += 1
+
+    def agent_process(self, pid: int) -> None:
+        """The agent's process: time it (or a process it started) was stopped or waited for a CPU is not
+        counted against the run's no-progress limit (its total limit counts real time)."""
+        thread = self._run_thread
+        if thread is not None and thread.ident is not None:
+            _watchdog.observe(thread.ident, lost=ProcessClock(pid))
+
     def handle(self, request: httpx.Request) -> httpx.Response | None:
         """One model-API request: the wire's own answer (``Wire.dispatch``), or the end's error."""
         wire = self._wire
@@ -281,6 +322,7 @@ class Server:
         if self._end.is_set():
             return self._ended(wire, request)
         self._before()
+        sides = self._state.sides if self._state is not None else 0
         try:
             return wire.dispatch(request)
         except (HarnessStop, RunClosed) as exc:
@@ -288,6 +330,7 @@ class Server:
             return self._ended(wire, request)
         finally:
             self._after()
+            self._count(request, sides)
 
     def _ended(self, wire: Wire, request: httpx.Request) -> httpx.Response:
         why = self._ended_why or "the run has ended"
@@ -315,6 +358,8 @@ class Server:
     async def _urls_endpoint(self, request: HttpRequest) -> JSONResponse:
         return JSONResponse(self.urls())
 
+
+_NOT_TURNS = ("count_tokens", "traces")  # endpoints of the wire that ask the model nothing (Wire.api_of's names)
 
 SERVED = ("toolchaos serve: the run is driven over HTTP by this process's server threads (the agent is a client of "
           "its own), which need the run here, not a child's copy")

@@ -20,7 +20,7 @@ from toolchaos.serve._server import _with_watchdog
 
 
 def serve_mcp_stdio(scenario: Any, *, seed: int | None = None, artifacts: str | Path | None = None,
-                    real_seconds: float | None = None) -> Any:
+                    real_seconds: float | None = None, total_seconds: float | None = None) -> Any:
     """Serve ``scenario``'s tools over stdio until the client leaves; the run's ``RunResult``."""
     def agent(task: str, model: ModelClient, toolbox: Toolbox) -> None:
         server = mcp_server(lambda: toolbox)
@@ -33,7 +33,7 @@ def serve_mcp_stdio(scenario: Any, *, seed: int | None = None, artifacts: str | 
     spec = RunSpec.of(task=scenario.task, tools=scenario.tools, policy=scenario.policy(),
                       seed=scenario.seed if seed is None else seed, budgets=scenario.budgets,
                       ceiling=_with_watchdog(scenario.ceiling, real_seconds), name=scenario.name,
-                      artifacts=artifacts, world=World(scenario.world))
+                      artifacts=artifacts, world=World(scenario.world), total_seconds=total_seconds)
     return engine_run(agent, spec.staying(STDIO))
 
 

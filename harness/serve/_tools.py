@@ -10,16 +10,15 @@ it is), an error payload with ``isError: true``; a call the run can no longer ta
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import mcp.types as types
 from toolchaos._engine import Toolbox
+from toolchaos._internal.model import served_text
 from toolchaos.errors import HarnessStop, RunClosed
 from toolchaos.fake_tools import OutcomeClass
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 _ANSWERED = (OutcomeClass.SUCCESS, OutcomeClass.PENDING)
 
 
@@ -47,10 +46,7 @@ def call_tool(toolbox: Toolbox | None, name: str, arguments: Mapping[str, Any] |
         _, outcome = toolbox.execute(name, dict(arguments or {}))
     except (HarnessStop, RunClosed) as exc:
         return error_result(f"toolchaos: the run has ended ({exc}); the call was not executed")
-    if outcome.cls in _ANSWERED:
-        data = outcome.data
-    else:  # whatever the tool's delivery: over MCP a failure is a tool error carrying the payload
-        data = outcome.error_payload()
-    text = data if isinstance(data, str) else _dumps(data)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+    # whatever the tool's delivery: over MCP a failure is a tool error carrying the payload; the
+    # model double finds these bytes again in the agent's text (toolchaos._internal.model.served_text)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=served_text(outcome))],
                                 is_error=outcome.cls not in _ANSWERED)

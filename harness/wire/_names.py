@@ -47,6 +47,11 @@ def aliases(declared: Sequence[Any], fake: Iterable[str]) -> dict[str, tuple[str
     return {f: max(cands, key=lambda c: MCP_NAME in (c[1] or c[0][:-len(f)])) for f, cands in found.items()}
 
 
+def declared_names(tools: Sequence[Any]) -> set[str]:
+    """Every tool name the request declares, those inside a Responses ``namespace`` included."""
+    return {name for name, _ in _declared(tools)}
+
+
 def _declared(tools: Sequence[Any], namespace: str | None = None) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     for t in tools or ():

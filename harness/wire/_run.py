@@ -53,7 +53,7 @@ WIRE_RUN = ("a toolchaos.wire run: the agent's model requests are answered over 
 WIRE_SESSION = ("a chaos.wire block (toolchaos.wire.session): the agent is the caller's own code, running in the "
                 "caller's thread, and the wire's record of its HTTP requests is kept in this process")
 _F = TypeVar("_F")
-# The real-time watchdog's default for SDK agents: an SDK's first request in a process
+# The watchdog's no-progress default for SDK agents: an SDK's first request in a process
 # builds its response models (seconds on a loaded CI machine); loops end at the turn ceiling.
 _KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
 

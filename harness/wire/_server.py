@@ -50,6 +50,7 @@ from toolchaos._engine.state import RunState
 from toolchaos._internal import clock as _clock
 from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens
+from toolchaos.errors import RunClosed
 from toolchaos.fake_tools.retry import SECONDS
 from toolchaos.fake_tools.retry import headers as retry_headers
 from toolchaos.wire import _formats as fmt
@@ -59,6 +60,7 @@ from toolchaos.wire._conversation import Conversations
 from toolchaos.wire._http import JSON, dumps, json_response, json_response_bytes, read_timeout, sse_response
 from toolchaos.wire._mocker import Body, Chunks, DualHTTPCoreMocker, set_refusal, set_unmatched_hint
 from toolchaos.wire._shapes import Malformed, array, obj
+from toolchaos.wire._side import Side, classify, side_answer_of, system_of
 
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT = "https://api.anthropic.com"
@@ -134,6 +136,15 @@ def gemini_error(status: int, message: str) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "INTERNAL")}}
 
 
+def _scripted_side_answer(policy: Any) -> Any:
+    """The ``side_answer`` a policy carries, or the one of the policy it wraps (``obedient``, ``ignores_refusals``)."""
+    for _ in range(8):  # wrappers nest a few deep at most
+        if policy is None or getattr(policy, "side_answer", None) is not None:
+            break
+        policy = getattr(policy, "inner", None)
+    return getattr(policy, "side_answer", None)
+
+
 def _check_apis(apis: Iterable[str], where: str) -> None:
     for api in apis:
         if api not in ALL_APIS:
@@ -202,6 +213,12 @@ class Request:
     step: int | None = None  # the model turn it produced (None when faulted)
     body: dict[str, Any] = field(default_factory=dict, repr=False)
     path: str = ""  # Gemini only: the URL path names the model and the method
+    side: str | None = None  # why it was a side request, answered by the wire itself (``_side``): schema, no_tools
+
+    @property
+    def is_side(self) -> bool:
+        """A side request (a title, a loop check, ...): answered without the policy, not a model turn."""
+        return self.side is not None
 
 
 class Wire:
@@ -223,6 +240,11 @@ class Wire:
         self.responses: dict[str, list[dict[str, Any]]] = {}
         self.threads: dict[str, dict[str, Any]] = {}
         self.conversations = Conversations()  # bodies read per conversation: a request costs what is new in it
+        # What tells a side request from a main turn (``_side.classify``): the ids of the calls the run asked
+        # for, and the system prompt of the last request that declared tools.
+        self.asked: set[str] = set()
+        self.main_system: str | None = None
+        self.side_answer = side_answer_of(_scripted_side_answer(self._run.policy))
         self.lock = threading.RLock()
         self.routes: dict[Key, tuple[str, Handler]] = {}
         self.prefixes: list[tuple[Key, Handler]] = []  # Gemini: the model's name is part of the path
@@ -475,12 +497,35 @@ class Wire:
         specs = fmt.tool_specs(declared)
         # a client that renamed the fake tools (MCP prefixes, namespaces) reads and writes its own names
         renamed = _names.aliases(declared, self.toolbox.names) if self.toolbox is not None else {}
+        side = classify(rec.api, body, messages, specs, declared=_names.declared_names(declared),
+                        run_tools=self._run_tools(renamed), asked=self.asked, main_system=self.main_system)
+        if side is not None:
+            return self._side(rec, messages, side)
+        if specs:
+            self.main_system = system_of(messages)
         if renamed:  # new messages every time: nothing is vouched for
             messages, specs = _names.to_fake(messages, specs, renamed)
             unchanged, source = 0, None
         turn = self.complete(messages, specs, unchanged=unchanged, source=source)
         rec.step = turn.step
+        self.asked.update(c.id for c in turn.tool_calls)
         return _names.to_client(turn, renamed) if renamed else turn
+
+    def _run_tools(self, renamed: Mapping[str, tuple[str, str | None]]) -> set[str]:
+        """The run's tools as the client names them: the fake tools' names and the client's aliases of them."""
+        names = set(self.toolbox.names) if self.toolbox is not None else set()
+        return names | {client for client, _ in renamed.values()}
+
+    def _side(self, rec: Request, messages: list[dict[str, Any]], side: Side) -> ModelTurn:
+        """A side request: answered here, as a model would, without the policy; a ``side`` event, no model turn."""
+        run = self._run
+        if run.closed:
+            raise RunClosed("the model was called after the run had ended")
+        turn = side.answer(messages, run.step, rec.n, self.side_answer)
+        rec.side = side.why
+        answer = turn.text if turn.text is not None else dumps(turn.tool_calls[0].arguments)
+        run.side_request(rec.api, rec.n, side.why, answer, turn.usage.input_tokens, turn.usage.output_tokens)
+        return turn
 
     def complete(self, messages: list[dict[str, Any]], tools: Any = None, *, unchanged: int = 0,
                  source: object | None = None) -> ModelTurn:
@@ -493,7 +538,8 @@ class Wire:
         sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
         """
         turn: ModelTurn = self.model.complete(messages, tools, unchanged=unchanged, source=source)
-        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind, "content": _clip(fb.content)}
+        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind,
+                               "content": _clip(fb.content if fb.sent is None else fb.sent)}
                               for fb in self.model.feedback]  # as the policy read them: the run's record by call id
         if shown:
             self._run.show(shown)

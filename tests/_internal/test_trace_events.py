@@ -31,6 +31,9 @@ SAMPLES = {
     "api": (ev.api_event("r#0", 6, 2, 1.0, "openai.chat", 3, "rate_limited", 429, 20.0, "https://x/v1"),
             '{"run":"r#0","seq":6,"step":2,"kind":"api","t":1.0,"tool":"openai.chat","request":3,'
             '"code":"rate_limited","status":429,"retry_after":20.0,"args":{"url":"https://x/v1"}}'),
+    "side": (ev.side_event("r#0", 7, 2, 1.0, "gemini", 4, "schema", '{"unproductive_state_confidence":0}', 30, 12),
+             '{"run":"r#0","seq":7,"step":2,"kind":"side","t":1.0,"tool":"gemini","request":4,"why":"schema",'
+             '"answer":"{\\"unproductive_state_confidence\\":0}","tokens_in":30,"tokens_out":12}'),
     "end": (ev.end_event("r#0", 7, 2, 1.0, "STOPPED_LOOP_GUARD", "exact_repeat", "again", None, None),
             '{"run":"r#0","seq":7,"step":2,"kind":"end","t":1.0,"state":"STOPPED_LOOP_GUARD","guard":"exact_repeat",'
             '"reason":"again","harness_stop":null,"error":null}'),

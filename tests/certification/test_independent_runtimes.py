@@ -51,7 +51,8 @@ EXPECTED: dict[str, Verdicts] = {
         "budget-tokens-growing-context": (("bounded.tokens",), "a",
                                           "no token budget: 16845 tokens against 4000"),
         "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
-                                     "its 60 s wall-clock budget is shorter than the job (4 polls at 30 s)"),
+                                     "its 60 s wall-clock budget is shorter than the job (done 120 s after the "
+                                     "first poll)"),
         **{sc: (("completed", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
                 "read only a retry_after number; the wait came as another header: retried at once")
            for sc in RESET_FORMS},
@@ -77,7 +78,7 @@ EXPECTED: dict[str, Verdicts] = {
         "legit-exploration-new-facts": (("completed.successes[read_alerts]", "goal"), "a",
                                         "blocked the third read although every read brought new alerts"),
         "legit-poll-to-completion": (("completed.successes[get_job_status]", "goal"), "a",
-                                     "blocked the third poll of a job that finishes at the fifth"),
+                                     "blocked the third poll of a job that finishes 120 s after the first"),
         "loop-abab-contradictory": (("bounded.executions", "bounded.turns"), "a", "A-B-A-B never repeats in a row"),
         "loop-almost-two-of-three": (("terminal_state",), "a", FALSE_COMPLETED),
         "loop-argument-jitter": (("goal",), "a", FALSE_COMPLETED),
@@ -122,8 +123,8 @@ EXPECTED: dict[str, Verdicts] = {
                                         "goal", "retry_after_honoured"), "a", "4 retries at t=0 against Retry-After 20"),
         "legit-exploration-new-facts": (("completed.successes[read_alerts]", "goal"), "a",
                                         "refused the fifth read of a feed that brought new alerts on every read"),
-        "legit-poll-to-completion": (("completed.successes[get_job_status]", "goal"), "a",
-                                     "refused the fifth poll, the one that would have returned done"),
+        "legit-poll-to-completion": (("completed.successes[get_job_status]", "goal", "poll_interval_honoured"), "a",
+                                     "4 polls at t=0 against a 30 s interval, then refused the fifth"),
         "loop-abab-contradictory": (("bounded.executions", "bounded.turns"), "a", "A-B-A-B is never identical"),
         "loop-almost-two-of-three": (("terminal_state",), "a", FEEDBACK_COMPLETED),
         "loop-argument-jitter": (("bounded.executions", "bounded.turns"), "a",
@@ -167,7 +168,7 @@ EXPECTED: dict[str, Verdicts] = {
         "legit-exploration-new-facts": (("completed", "completed.successes[read_alerts]"), "a",
                                         "tripped on the third read of a productive feed"),
         "legit-poll-to-completion": (("completed", "completed.successes[get_job_status]"), "a",
-                                     "tripped on the third poll of a job that finishes at the fifth"),
+                                     "tripped on the third poll of a job that finishes 120 s after the first"),
         "legit-two-feeds-in-turn": (("completed", "completed.successes[read_orders]",
                                      "completed.successes[read_tickets]"), "a",
                                     "an over-eager cycle detector: tripped on the fifth read of two productive feeds"),
@@ -199,6 +200,40 @@ EXPECTED: dict[str, Verdicts] = {
     "production": {},
 }
 
+# builtin:sdk-retries: a transport that retries each request at the official SDKs' default (3
+# attempts) under sound decisions. FIRST_RUN holds its verdicts on the suite it was written
+# against (suite version 5): the evidence that the suite judged mechanisms there, each failure
+# saying which demand it met. A failure the suite has fixed since moves to FIXED_SINCE with the
+# fix; today's verdicts are the first run without them.
+TRANSPORT_COUNTED = ("bound-counting artifact: one execution bound counts the transport's retries (3 attempts a "
+                     "request, the SDK default, same call id, no model turn between) with the model's re-asks: "
+                     "2 requests made 6 executions against 4, the model's third request refused")
+QUOTA_FORMS = [sc for sc in RESET_FORMS if not sc.endswith(("[http-date]", "[retry-after-ms]"))]
+FIRST_RUN: Verdicts = {
+    "loop-exact-repeat-timeout": (("bounded.executions",), "b", TRANSPORT_COUNTED),
+    "loop-ignores-refusals": (("bounded.executions",), "b", TRANSPORT_COUNTED),
+    "loop-abab-contradictory": (("bounded.executions",), "b",
+                                "a bound with room only for guards that see the cycle: no progress 3 without a cycle "
+                                "detector stops at the fifth read-only call (2 new answers, 3 stale): 5 against 4"),
+    "budget-tokens-growing-context": (("bounded.tokens",), "b",
+                                      "a bound equal to the budget: checked on the usage each turn reports, as the "
+                                      "SDKs' agent loops check theirs, the budget overshoots by one turn: 4650 "
+                                      "tokens against 4000"),
+    **{sc: (("bounded.executions", "completed", "completed.successes[fetch_invoice]", "retry_after_honoured"), "a",
+            "real, of the advisory kind: the wait came only in a quota reset header, which the SDKs' retry logic "
+            "does not read: retried after 0.4 s and 1.2 s, the model's re-ask the same, its third request refused")
+       for sc in QUOTA_FORMS},
+    "side-lossy-dedupe-lookup": (("idempotent", "max_side_effects", "world_state.created"), "b",
+                                 "the rule hidden from the spec: tools.specs said x-idempotency: honoured, the lossy "
+                                 "dedupe was only a FakeTool attribute; resent the timed-out charge under its key "
+                                 "(as the SDKs do against an API that honours keys): charged twice"),
+}
+FIXED_SINCE: dict[str, str] = {
+    "side-lossy-dedupe-lookup": ("the spec declares x-idempotency: honoured-after-delivery: the transport does not "
+                                 "resend the lost charge, the runtime looks it up through get_charge and finds it"),
+}
+EXPECTED["sdk-retries"] = {sc: v for sc, v in FIRST_RUN.items() if sc not in FIXED_SINCE}
+
 
 def broken(design: str) -> dict[str, tuple[str, ...]]:
     """Scenario -> the invariants it broke, for every scenario the design fails."""
@@ -217,6 +252,17 @@ def test_entries_name_real_scenarios_and_classes() -> None:
     for design, verdicts in EXPECTED.items():
         assert set(verdicts) <= ids, (design, set(verdicts) - ids)
         assert all(cls in ("a", "b") and reason for _, cls, reason in verdicts.values()), design
+    assert set(FIXED_SINCE) <= set(FIRST_RUN) and all(FIXED_SINCE.values())  # a fix says what it fixed
+
+
+def test_the_sdk_retries_transport_counts_apart_from_the_model() -> None:
+    """The evidence of the bound-counting artifact, from the trace: 3 attempts per request under one call id."""
+    verdict, = certify("builtin:sdk-retries", [s for s in suite() if s.name == "loop-exact-repeat-timeout"])
+    events = verdict.result.trace.events
+    ids = [e["call_id"] for e in events if e["kind"] == "tool"]
+    assert ids == [ids[0]] * 3 + [ids[3]] * 3 and ids[0] != ids[3]  # two model requests, three attempts each
+    kinds = [e["kind"] for e in events if e["kind"] in ("model", "tool", "refusal")]
+    assert kinds == ["model", "tool", "tool", "tool", "model", "tool", "tool", "tool", "model", "refusal"]
 
 
 def _tables() -> dict[str, list[list[str]]]:

@@ -130,3 +130,19 @@ def test_a_restarted_run_meets_the_world_the_first_one_left() -> None:
     ledger = v.result.ledger
     assert ledger.applied("write_record") == 3 and ledger.replayed("write_record") == 2
     assert [r["record_id"] for r in v.result.world.records("records")] == ["rec_a", "rec_b", "rec_c"]
+
+
+def test_each_lost_charge_scenario_declares_its_apis_idempotency_in_the_spec_the_runtime_gets() -> None:
+    """What the runtime can see decides: the lossy dedupe is in ``tools.specs``, not only in a tool attribute."""
+    seen: dict[str, Any] = {}
+
+    def reads_specs(task: str, model: Any, tools: Any) -> AgentResult:
+        seen.update({s["name"]: s["x-idempotency"] for s in tools.specs})
+        return AgentResult("NEEDS_HUMAN", report={"guard": "g", "reason": "r", "completed": [], "resume_condition": "c"})
+
+    declared = {"side-lossy-dedupe-lookup": "honoured-after-delivery", "side-no-dedupe-retry-duplicates": "ignored",
+                "side-retry-same-key-honoured": "honoured", "side-lost-payment-lookup": "honoured"}
+    for scenario, value in declared.items():
+        seen.clear()
+        verdict(scenario, reads_specs)
+        assert seen["charge_payment"] == value, scenario

@@ -1,10 +1,11 @@
-"""``toolchaos certify|run|replay --real-seconds``: the session's real-time limit from the command line.
+"""``toolchaos certify|run|replay --real-seconds`` and ``--total-seconds``: the session's watchdog limits.
 
-The same knob as pytest's ``--chaos-real-seconds`` (tests/pytest_plugin/test_plugin_real_seconds_option.py),
-with the same precedence: a scenario's own ``ceiling.real_seconds`` > ``--real-seconds`` > the
-built-in default (5 s). The agent spins in pure Python and never calls the model or a tool, so
-only the watchdog ends it: each run lasts exactly its limit, which keeps the limits small and
-makes the built-in 5 s default (what a run gets if the option were ignored) show as a slow test.
+The same knobs as pytest's ``--chaos-real-seconds`` and ``--chaos-total-seconds``
+(tests/pytest_plugin/test_plugin_real_seconds_option.py), with the same precedence: a scenario's own
+``ceiling.real_seconds`` > ``--real-seconds`` > the built-in default (5 s). The agent waits
+blocked and never calls the model or a tool, so only the watchdog ends it: each run lasts
+exactly its limit, which keeps the limits small and makes the built-in 5 s default (what a run
+gets if the option were ignored) show as a slow test.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ SPIN_AGENT = f"{SPIN_MODULE}:spin"
 
 SPIN, SCENARIO, OWN_LIMIT, NO_OWN_LIMIT = SPIN_AGENTS, SPIN_SCENARIO, SPIN_OWN_LIMIT, SPIN_NO_OWN_LIMIT
 
-FROM_OPTION = ("the real-time watchdog ended it: the agent made no progress (no model request, tool call or event) "
-               "for 0.3s, the real-time limit (set by --real-seconds)")
+FROM_OPTION = ("the watchdog ended it: the agent made no progress (no model request, tool call or event) "
+               "for 0.3s while it could run, its no-progress limit (set by --real-seconds)")
 
 
 @pytest.fixture
@@ -90,9 +91,25 @@ def test_a_scenarios_own_real_seconds_wins(spin: Path, capsys: pytest.CaptureFix
     assert main(["run", str(spin), "--agent", SPIN_AGENT, "--real-seconds", "0.3", "--json"]) == 1
     rows = {r["id"]: r for r in map(_json, capsys.readouterr().out.splitlines())}
     assert rows["own-limit"]["violations"][0]["actual"] == (
-        "the real-time watchdog ended it: the agent made no progress (no model request, tool call or event) for 0.1s, "
-        "the real-time limit")
+        "the watchdog ended it: the agent made no progress (no model request, tool call or event) for 0.1s while it "
+        "could run, its no-progress limit")
     assert rows["no-own-limit"]["violations"][0]["actual"] == FROM_OPTION
+
+
+def test_the_total_limit_from_the_command_line(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, took = timed(["run", str(spin / "spin.chaos.yaml"), "--agent", SPIN_AGENT, "--real-seconds", "30",
+                        "--total-seconds", "0.3", "--json", "-v"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert ("the watchdog ended it: the run went on for 0.3s of real time in all without reaching a ceiling, its "
+            "total limit (set by --total-seconds)") in out
+    assert 0.25 <= took < 2.5 and engine.session_total_seconds() is None
+
+
+def test_the_reproduce_line_carries_the_total_limit(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(spin / "spin.chaos.yaml"), "--agent", SPIN_AGENT, "--total-seconds", "0.3", "-v"]) == 1
+    reproduce = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("reproduce: "))
+    assert reproduce.endswith(f"--agent {SPIN_AGENT} --seed 0 --total-seconds 0.3"), reproduce
 
 
 def _json(line: str) -> dict[str, Any]:
@@ -112,7 +129,12 @@ def test_a_bad_value_is_a_one_line_error(command: str, value: str, tmp_path: Pat
     out, err = capsys.readouterr()
     assert code == 2 and not out and took < 1.0
     assert err == (f"toolchaos {command}: error: --real-seconds: expected a positive number of seconds "
-                   f"(the real-time limit of each chaos run), got {value!r}\n")
+                   f"(the no-progress limit of each chaos run), got {value!r}\n")
+    code, _ = timed([command, *target, "--real-seconds=1", f"--total-seconds={value}"])
+    out, err = capsys.readouterr()
+    assert code == 2 and not out
+    assert err == (f"toolchaos {command}: error: --total-seconds: expected a positive number of seconds "
+                   f"(the total real-time limit of each chaos run), got {value!r}\n")
 
 
 def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,8 +148,8 @@ def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.Capt
         assert engine.session_real_seconds() == 0.5
         # A second command without the option runs under the outer limit, not the first command's.
         assert main(["run", str(spin), "--agent", SPIN_AGENT]) == 1
-        assert ("the agent made no progress (no model request, tool call or event) for 0.5s, the real-time limit "
-                "(set by an outer session)") in capsys.readouterr().out
+        assert ("the agent made no progress (no model request, tool call or event) for 0.5s while it could run, its "
+                "no-progress limit (set by an outer session)") in capsys.readouterr().out
     finally:
         restore()
 
@@ -136,10 +158,13 @@ def test_the_limit_is_restored_after_the_command(spin: Path, capsys: pytest.Capt
 def test_help_names_the_option_and_its_default(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main([command, "--help"])
-    text = " ".join(capsys.readouterr().out.split())
-    assert "--real-seconds SECONDS real-time limit of each agent run" in text
+    text = " ".join(capsys.readouterr().out.split()).replace("no- progress", "no-progress")  # argparse wraps at "-"
+    assert "--real-seconds SECONDS no-progress limit of each agent run" in text
     assert "default 5 seconds, 60 for toolchaos.wire SDK agents" in text
     assert ("a scenario's own ceiling real_seconds wins" in text) == (command != "replay")
+    assert "--total-seconds SECONDS total limit of each agent run" in text
+    assert "default 3 times the no-progress limit" in text
+    assert "real-time limit" not in text  # the no-progress limit is not one
 
 
 @pytest.mark.parametrize("value", ["0", "-2.5", "nan", "inf", "five", ""])

@@ -19,7 +19,9 @@ def test_the_reference_agent_is_certified(capsys: pytest.CaptureFixture[str]) ->
     out, err = capsys.readouterr()
     assert out.count("PASS  ") == len(suite()) and "FAIL" not in out
     assert f"builtin:guarded: {len(suite())}/{len(suite())} scenarios passed" in err
-    assert "CERTIFIED: level reached all, required all" in err
+    # every bundled scenario applies to an in-process agent, and the certificate says so
+    assert (f"CERTIFIED for {len(suite())} of {len(suite())} applicable scenarios (all applicable): level reached all, "
+            "required all") in err and "N/A" not in err and "N/A" not in out
 
 
 def test_the_naive_agent_is_not(capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,14 +49,18 @@ def test_the_matrix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_report_and_a_required_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # the naive agent survives only the legitimate-repetition scenarios: level "none"
+    # the naive agent survives only the legitimate-repetition scenarios that need no waiting: level "none"
     assert main(["certify", "--agent", "builtin:naive", "--report", str(tmp_path), "--require", "critical"]) == 1
     err = capsys.readouterr().err
-    assert "NOT CERTIFIED: level reached none, required critical" in err and "report.html" in err
+    assert "NOT CERTIFIED: " in err and "(all applicable); level reached none, required critical" in err
+    assert "report.html" in err
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["suite"]["name"] == "certification" and data["suite"]["version"] == toolchaos.__version__
     assert len(data["scenarios"]) == len(suite()) and "builtin:naive" in json.dumps(data["agent"])
-    assert main(["certify", "-k", "legit-*", "--agent", "builtin:naive", "--require", "major"]) == 0
+    assert main(["certify", "-k", "legit-*", "--agent", "builtin:naive", "--require", "major"]) == 1
+    assert "FAIL  legit-poll-to-completion" in capsys.readouterr().out  # it polls a pending job without waiting
+    legit = [s.name for s in suite() if s.name.startswith("legit-") and s.name != "legit-poll-to-completion"]
+    assert main(["certify", "-k", ",".join(legit), "--agent", "builtin:naive", "--require", "major"]) == 0
 
 
 def test_user_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,6 +69,23 @@ def test_user_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certify", "-k", "nothing-matches"]) == 2
     assert main(["certify", "--agent", "no_such_module:agent"]) == 2
     assert "cannot import" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [
+    ["-k", "budget-wall*", "-k", "loop-argument-jitter"],  # repeated
+    ["-k", "budget-wall*,loop-argument-jitter"],  # comma-separated
+    ["-k", "budget-wall*,", "-k", "loop-argument-jitter,budget-wall*"],  # both, with an empty part and a repeat
+])
+def test_k_takes_several_patterns(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", *args, "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == ["budget-wall-clock", "loop-argument-jitter"]  # the suite's order, each once
+    assert all(r["verdict"] == "pass" and r["not_applicable"] is None for r in rows)
+
+
+def test_a_k_pattern_that_matches_nothing_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", "-k", "loop-argument-jitter", "-k", "lop-*,nothing"]) == 2
+    assert capsys.readouterr().err.strip() == "toolchaos certify: error: no scenario matches -k 'lop-*', -k 'nothing'"
 
 
 @pytest.mark.parametrize("command", ["certify", "run", "replay"])
@@ -124,10 +147,12 @@ def agents_module(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.mark.parametrize("attr,kind,failed", [
     # the Agents SDK's default max_turns=10 stops the 12 pages and the 12 reads of two feeds
-    ("openai_agent", "openai-agents", ["legit-paginate-12-pages", "legit-two-feeds-in-turn"]),
-    ("pydantic_agent", "pydantic-ai", []),
-    ("langgraph_agent", "langgraph", []),
-    ("anthropic_loop", "sdk", ["legit-paginate-12-pages", "legit-two-feeds-in-turn"]),  # its own 10-step cap, too
+    # none of them waits a pending job's poll interval (legit-poll-to-completion: polls past 3 per interval)
+    ("openai_agent", "openai-agents", ["legit-paginate-12-pages", "legit-poll-to-completion", "legit-two-feeds-in-turn"]),
+    ("pydantic_agent", "pydantic-ai", ["legit-poll-to-completion"]),
+    ("langgraph_agent", "langgraph", ["legit-poll-to-completion"]),
+    ("anthropic_loop", "sdk", ["legit-paginate-12-pages", "legit-poll-to-completion",  # its own 10-step cap, too
+                               "legit-two-feeds-in-turn"]),
 ])
 def test_an_agent_of_any_kind_gets_a_real_certificate(agents_module: str, attr: str, kind: str, failed: list[str],
                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,7 +162,8 @@ def test_an_agent_of_any_kind_gets_a_real_certificate(agents_module: str, attr: 
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["agent"]["ref"] == ref and data["could_not_certify"] is None
     n = len(_legit())
-    assert data["totals"] == {"scenarios": n, "passed": n - len(failed), "failed": len(failed), "errors": 0}
+    assert data["totals"] == {"scenarios": n, "applicable": n, "passed": n - len(failed), "failed": len(failed),
+                              "errors": 0, "not_applicable": 0}
     assert [s["id"] for s in data["scenarios"] if s["verdict"] == "fail"] == failed
     ran = [s for s in data["scenarios"] if s["verdict"] == "pass"]
     assert all(s["figures"]["executions"] > 0 and s["figures"]["model_turns"] > 1 for s in ran)  # it really ran
@@ -158,7 +184,8 @@ def test_an_agent_the_harness_cannot_call_is_an_error_not_a_failure(
     assert f"{ref}: 0/{n} scenarios passed, {n} errors" in err
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["could_not_certify"].startswith(message) and data["certified"] is False
-    assert data["totals"] == {"scenarios": n, "passed": 0, "failed": 0, "errors": n}
+    assert data["totals"] == {"scenarios": n, "applicable": n, "passed": 0, "failed": 0, "errors": n,
+                              "not_applicable": 0}
     assert {s["terminal_state"] for s in data["scenarios"]} == {"ERROR"}
     assert "COULD NOT CERTIFY" in (tmp_path / "report.md").read_text()
     assert "COULD NOT CERTIFY" in (tmp_path / "report.html").read_text()

@@ -27,7 +27,8 @@ def test_json_lists_every_section(capsys: pytest.CaptureFixture[str]) -> None:
     assert list(data["invariants"]) == list(INVARIANTS)
     assert list(data["tools"]) == list(catalogue.describe())
     assert list(data["agents"]) == ["builtin:naive", "builtin:guarded", "builtin:loopguard", "builtin:doomloop",
-                                    "builtin:gemini", "builtin:breaker", "builtin:production", "package.module:attr"]
+                                    "builtin:gemini", "builtin:breaker", "builtin:production", "builtin:sdk-retries",
+                                    "package.module:attr"]
     assert list(data["levels"]) == ["critical", "major", "all"]
     for section in data.values():
         for name, desc in section.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def test_python_references_need_allow_imports(tmp_path: Path, capsys: pytest.Cap
 
 def test_a_report_of_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(EXAMPLES), "--report", str(tmp_path)]) == 0
-    assert "CERTIFIED: level reached all" in capsys.readouterr().err
+    assert "applicable scenarios (all applicable): level reached all" in capsys.readouterr().err
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["suite"]["name"] == "custom" and {s["id"] for s in data["scenarios"]} >= {"example-first-scenario"}
 
@@ -136,3 +137,25 @@ def test_a_misspelled_agent_attribute_gets_a_did_you_mean(tmp_path: Path, monkey
     assert main(["run", str(FIRST), "--agent", "typo_agent:rnu"]) == 2
     assert ("agent reference 'typo_agent:rnu': 'typo_agent' has no attribute 'rnu'; did you mean 'run'?"
             in capsys.readouterr().err)
+
+
+def test_k_takes_several_patterns_in_run_too(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(EXAMPLES), "-k", "example-first*,timeout]", "-k", "example-inline-tools", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert sorted(r["id"] for r in rows) == ["example-first-scenario", "example-inline-tools", "example-variants[timeout]"]
+
+
+def test_a_scenario_that_does_not_apply_to_the_agents_kind_is_na_not_a_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    wall = ROOT / "scenarios" / "certification" / "budget-wall-clock.chaos.yaml"
+    assert main(["run", str(wall), "--agent", "cmd:/nonexistent/agent-program"]) == 0  # nothing failed
+    out, err = capsys.readouterr()
+    assert out.startswith("N/A  budget-wall-clock  (budgets, major)\n      needs virtual_time, which a process agent")
+    assert err.splitlines()[-2:] == ["0 passed, 0 failed, 1 not applicable",
+                                     "N/A: budget-wall-clock: not run: " + out.splitlines()[1].strip()]
+    exits = f"cmd:{sys.executable} -c pass"  # a program that exits before its first model request
+    assert main(["run", str(wall.parent), "-k", "budget-wall-clock,budget-steps", "--agent", exits, "--json"]) == 1
+    rows = {r["id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert (rows["budget-wall-clock"]["verdict"], rows["budget-wall-clock"]["terminal_state"]) == ("n/a", None)
+    # it applies, and is judged: an agent that never took part stopped nothing (no end by itself counted as a stop)
+    assert rows["budget-steps"]["verdict"] == "fail" and rows["budget-steps"]["not_applicable"] is None
+    assert rows["budget-steps"]["terminal_state"] == "FAILED"

@@ -65,11 +65,24 @@ def test_serve_refuses_a_file_of_several_scenarios_and_a_bad_limit(capsys: pytes
     assert "pick one with -k" in capsys.readouterr().err
     assert main(["serve", str(LOOP_YAML), "--real-seconds", "0"]) == 2
     assert "--real-seconds: expected a positive number" in capsys.readouterr().err
+    for command in ("serve", "mcp"):
+        assert main([command, str(LOOP_YAML), "--total-seconds", "-1"]) == 2
+        assert ("--total-seconds: expected a positive number of seconds (the total real-time limit of the run), "
+                "got '-1'") in capsys.readouterr().err
     assert main(["serve", str(LOOP_YAML), "--max-body", "8M"]) == 2
     assert "--max-body: expected a positive whole number of bytes" in capsys.readouterr().err
     resume = next(p for p in (LOOP_YAML.parents[2] / "scenarios").rglob("*.chaos.yaml") if "restart:" in p.read_text())
     assert main(["serve", str(resume)]) == 2  # a restart runs the agent twice; a served run is one run
     assert "restart: runs the agent twice" in capsys.readouterr().err
+
+
+def test_serve_ends_a_run_at_its_total_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    assert main(["serve", str(LOOP_YAML), "--total-seconds", "0.3", "--linger", "0"]) == 1
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert "serve-timeout-loop" in err and ("the watchdog ended it: the run went on for 0.3s of real time in all "
+                                            "without reaching a ceiling, its total limit (set by --total-seconds)") in err
 
 
 def test_without_the_serve_extra_the_commands_say_what_to_install(monkeypatch: pytest.MonkeyPatch,

@@ -40,14 +40,16 @@ def test_finish_writes_the_report_and_returns_the_exit_code(tmp_path: Path, monk
     code = finish_command(parse("--report", str(tmp_path / "r"), "--require", "critical"), verdicts,
                           {"agent": "builtin:naive", "started": "2026-01-01T00:00:00Z"}, out)
     assert code == 1
-    assert out.getvalue().splitlines() == [f"report: {tmp_path / 'r' / 'report.html'} (also report.md, report.json, "
-                                           f"junit.xml)", "NOT CERTIFIED: level reached none, required critical"]
+    assert out.getvalue().splitlines() == [
+        f"report: {tmp_path / 'r' / 'report.html'} (also report.md, report.json, junit.xml)",
+        "NOT CERTIFIED: 2 of 4 applicable scenarios passed (all applicable); level reached none, required critical"]
     data = read_report(tmp_path / "r" / "report.json")
     assert (data["required_level"], data["certified"], data["started"]) == ("critical", False,
                                                                             "2026-01-01T00:00:00Z")
     out = io.StringIO()
     assert finish_command(parse(), sup.suite("builtin:guarded"), {"agent": "builtin:guarded"}, out) == 0
-    assert out.getvalue() == "CERTIFIED: level reached all, required all\n"
+    assert out.getvalue() == ("CERTIFIED for 4 of 4 applicable scenarios (all applicable): level reached all, "
+                              "required all\n")
 
 
 def test_a_regression_fails_a_certified_run_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

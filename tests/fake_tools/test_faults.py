@@ -7,6 +7,7 @@ import json
 import pytest
 from toolchaos.fake_tools import (
     DefinitionError,
+    ManualClock,
     OutcomeClass,
     ToolConnectionReset,
     ToolError,
@@ -122,6 +123,34 @@ def test_pending_polls_then_finishes_per_job():
     seen = [ts.call("get_job_status", job_id="a")["status"] for _ in range(3)]
     assert seen == ["processing", "processing", "done"]
     assert ts.call("get_job_status", job_id="b")["status"] == "processing"  # another job polls on its own
+
+
+def test_pending_with_after_finishes_on_the_jobs_clock_not_on_a_poll_count():
+    clock = ManualClock()
+    ts = ToolSet([catalogue.get("get_job_status", faults={"pending": {"after": 120, "interval": 30}})], clock=clock)
+    fast = [ts.call("get_job_status", job_id="a")["status"] for _ in range(10)]  # ten polls at t=0
+    assert fast == ["processing"] * 10
+    seen = []
+    for _ in range(4):
+        clock.advance(30)
+        seen.append(ts.call("get_job_status", job_id="a")["status"])
+    assert seen == ["processing", "processing", "processing", "done"]  # done at t=120, however often it was asked
+    assert ts.call("get_job_status", job_id="b")["status"] == "processing"  # job b's clock starts at its first poll
+    clock.advance(120)
+    assert ts.call("get_job_status", job_id="b")["status"] == "done"
+
+
+def test_pending_writes_the_form_it_was_given():
+    timed, counted = faults.pending(after=120, interval=30), faults.pending(polls=4, interval=30)
+    assert timed.to_data() == {"pending": {"after": 120, "then": {"ok": {"data": {"status": "done"}}}, "interval": 30}}
+    assert faults.as_fault(timed.to_data()) == timed and faults.as_fault(counted.to_data()) == counted
+    assert "polls" in counted.to_data()["pending"] and "after" not in counted.to_data()["pending"]
+
+
+@pytest.mark.parametrize("spec", [{"pending": {"polls": 4, "after": 120}}, {"pending": {"polls": None, "after": 60}}])
+def test_pending_takes_a_poll_count_or_a_time_not_both(spec: dict) -> None:
+    with pytest.raises(DefinitionError, match=r"give polls .* or after .*not both"):
+        catalogue.get("get_job_status", faults=spec)
 
 
 def test_pending_forever():

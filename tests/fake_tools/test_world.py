@@ -125,6 +125,18 @@ def test_specs_declare_the_api_contract_a_runtime_can_read():
     assert catalogue.get("search").spec()["x-idempotency"] is None
 
 
+@pytest.mark.parametrize(("settings", "declared"), [
+    ({}, "honoured"),
+    ({"honoured_after_applied": False}, "honoured-after-delivery"),
+    ({"idempotency": "ignored"}, "ignored"),
+    ({"idempotency": "ignored", "honoured_after_applied": False}, "ignored"),  # nothing to honour after delivery
+])
+def test_the_spec_declares_every_idempotency_rule_the_fake_applies(settings: dict, declared: str) -> None:
+    tool = catalogue.get("charge_payment", **settings)
+    assert tool.spec()["x-idempotency"] == declared
+    assert ToolSet([tool]).specs()[0]["x-idempotency"] == declared  # what a runtime is handed
+
+
 P = {"type": "object", "properties": {"id": {"type": "string"}, "key": {"type": "string"}}}
 
 

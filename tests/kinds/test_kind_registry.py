@@ -18,10 +18,11 @@ import pytest
 import toolchaos
 from chaos_samples import timeout_loop
 from toolchaos import policies, run
+from toolchaos._agents import NEEDS
 from toolchaos.fake_tools import catalogue
 from toolchaos.fuzzing import fuzz
 from toolchaos.kinds import AgentKind, Capabilities, kinds, register_kind, resolve
-from toolchaos.scenario import load_file
+from toolchaos.scenario import load_file, load_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,7 +91,11 @@ def test_every_built_in_kind_is_one_registered_module() -> None:
         module = sys.modules[f"{package.__name__}.{name.replace('-', '_')}"]
         assert module.KIND is kinds()[name]
     assert kinds()["in-process"].capabilities == Capabilities(reports_stop=True, isolatable=True)
-    assert kinds()["process"].capabilities == Capabilities(reports_stop=False, out_of_process=True)
+    assert kinds()["process"].capabilities == Capabilities(reports_stop=False, out_of_process=True, virtual_time=False,
+                                                           restart=False, concurrent_workers=False)
+    for name in names[:-1]:  # every kind but a program of its own can be judged on every bundled scenario
+        caps = kinds()[name].capabilities
+        assert caps.virtual_time and caps.restart and caps.concurrent_workers and caps.reports_stop
 
 
 def test_a_kind_cannot_be_registered_twice_under_one_name_with_another_meaning() -> None:
@@ -144,8 +149,36 @@ def test_the_report_says_which_kind_ran_under_chaos_agent(tally: Path, pytester:
     data = json.loads((pytester.path / "out" / "report.json").read_text())
     (entry,) = data["scenarios"]
     assert entry["agent_kind"] == {"name": "tally", "reports_stop": False, "isolatable": False,
-                                   "out_of_process": False}
+                                   "out_of_process": False, "virtual_time": True, "restart": True,
+                                   "concurrent_workers": True}
     assert entry["executions"] == {"fetch_invoice": 3}
+
+
+def test_a_kind_that_cannot_report_a_stop_is_judged_by_harm_and_gets_na_only_where_its_capabilities_say(
+        tally: Path) -> None:
+    """The tally kind declares reports_stop=False and nothing else missing: a scenario needing a stop report
+    is N/A to it (decided before it runs, saying why), one needing virtual time applies, and a loop scenario
+    demanding STOPPED_LOOP_GUARD and a stop report judges it by harm: it gave up after 3 calls by itself."""
+    import tally_kind_agents as mod
+
+    loop = timeout_loop("tally-stops", "bounded: {executions: 5}", "terminal_state: [STOPPED_LOOP_GUARD]",
+                        "stop_report")
+    (judged,) = toolchaos.certify(mod.AGENT, load_text(loop))
+    assert judged.not_applicable is None and judged.passed, judged.violations
+    assert judged.result.terminal_state == "FAILED" and judged.result.stop_report is None  # it only returned
+    rows = {type(i).__name__: i.actual_text(judged.result) for i in judged.expect}
+    assert rows["StoppedByItself"] == "FAILED: ended by itself, counted as stopped"
+    assert rows["StopReportNotAsked"] == "not judged"
+
+    (na,) = toolchaos.certify(mod.AGENT, load_text(loop + "needs: [stop_report]\n"))
+    assert na.not_applicable == f"needs stop_report, which a tally agent lacks ({NEEDS['stop_report'].meaning})"
+    assert not na.passed and na.runs == [] and na.result.total_executions == 0  # nothing ran
+    (applies,) = toolchaos.certify(mod.AGENT, load_text(loop + "needs: [virtual_time]\n"))
+    assert applies.not_applicable is None and applies.passed
+    # the in-process kind reports stops: the same scenario is no N/A for the reference agent, and judged as written
+    (guarded,) = toolchaos.certify("builtin:guarded", load_text(loop + "needs: [stop_report]\n"))
+    assert guarded.not_applicable is None and guarded.passed
+    assert [type(i).__name__ for i in guarded.expect][:3] == ["Bounded", "TerminalState", "StopReport"]
 
 
 # --- an SDK agent, as it is --------------------------------------------------------------------

@@ -199,7 +199,8 @@ def test_an_unknown_key_is_located_with_a_hint(tmp_path: Path, log: Path) -> Non
     err = error(f)
     assert "policy 'recorded': unknown parameter 'sesion'; did you mean 'session'?" in err.message
     known = err.message.partition("(known: ")[2].rstrip(")").split(", ")
-    assert known == ["path", "format", "session", "respect_refusals", "max_turns"]  # not `turns`: Python only
+    assert known == ["path", "format", "session", "respect_refusals", "max_turns",
+                     "side_answer", "give_up"]  # not `turns`: Python only
     assert (err.line, err.col) == at(text, "sesion")
 
 

@@ -62,7 +62,7 @@ def test_the_documented_certify_command_runs_every_kind_of_chaos_test(pytester: 
     res.assert_outcomes(passed=len(suite()) + 3)  # the bundled suite, the marker test, the wire test, the scenario
     out = res.stdout.str()
     assert "KeyError" not in out and "INTERNALERROR" not in out
-    res.stdout.fnmatch_lines(["*CERTIFIED: level reached all*"])
+    res.stdout.fnmatch_lines(["*CERTIFIED for * applicable scenarios (all applicable): level reached all*"])
     report = json.loads((pytester.path / "out" / "report.json").read_text())
     entries = {s["id"]: s for s in report["scenarios"]}
     assert len(entries) == len(suite()) + 3 and {"test_agent.py::test_marker", "mine-timeout-loop"} <= set(entries)

@@ -56,7 +56,8 @@ def test_the_command_line_agent_wins_over_the_marker_and_the_scenario(pytester: 
 def test_certify_prints_the_verdict_line_without_a_report_directory(pytester: pytest.Pytester) -> None:
     res = pytester.runpytest("--chaos-certify", "-k", "budget-steps or loop-exact-repeat", "-q")
     assert res.ret == 0
-    res.stdout.fnmatch_lines(["*toolchaos certification*", "CERTIFIED: level reached all, required all; 2/2 *"])
+    res.stdout.fnmatch_lines(["*toolchaos certification*", "CERTIFIED for 2 of 2 applicable scenarios (all applicable): "
+                                                        "level reached all, required all"])
 
 
 def test_require_a_failure_below_the_level_is_an_xfail_and_the_run_passes(pytester: pytest.Pytester) -> None:
@@ -113,7 +114,8 @@ def test_marker_and_wire_tests_are_in_the_report_and_the_verdict_line(pytester: 
     pytester.makepyfile(test_reported=REPORTED)
     res = pytester.runpytest("--chaos", "--chaos-report=out")
     res.assert_outcomes(passed=1, failed=1)
-    res.stdout.fnmatch_lines(["NOT CERTIFIED: level reached none, required all; 1/2 scenarios passed"])
+    res.stdout.fnmatch_lines(["NOT CERTIFIED: 1 of 2 applicable scenarios passed (all applicable); level reached none, "
+                              "required all"])
     data = json.loads((pytester.path / "out" / "report.json").read_text())
     rows = {s["id"]: (s["verdict"], s["category"]) for s in data["scenarios"]}
     assert rows == {"test_reported.py::test_marker_fails": ("fail", "test"),

@@ -1,9 +1,11 @@
-"""``--chaos-real-seconds`` and the ``chaos_real_seconds`` ini option: the session's real-time limit.
+"""``--chaos-real-seconds`` and ``--chaos-total-seconds`` (ini ``chaos_real_seconds``, ``chaos_total_seconds``):
+the session's watchdog limits, no progress and total.
 
-Precedence, most specific first: a scenario's or test's own ``real_seconds`` > the command
-line > the ini file > the built-in default (5 s; 60 s for ``toolchaos.wire`` SDK agents).
-The agent here spins in pure Python and never calls the model or a tool, so only the
-watchdog can end it: each run lasts exactly its limit, which keeps the limits small.
+Precedence, most specific first: a scenario's or test's own ``real_seconds`` (``total_seconds``) >
+the command line > the ini file > the built-in default (5 s; 60 s for ``toolchaos.wire`` SDK
+agents; the total: 3 times the no-progress limit). The agent here waits blocked and never calls
+the model or a tool, so only the watchdog can end it: each run lasts exactly its limit, which
+keeps the limits small.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ pytest_plugins = ["pytester"]
 
 SPIN, SCENARIO, OWN_LIMIT, NO_OWN_LIMIT = SPIN_AGENTS, SPIN_SCENARIO, SPIN_OWN_LIMIT, SPIN_NO_OWN_LIMIT
 
-FROM_OPTION = ("*the real-time watchdog ended it: the agent made no progress (no model request, tool call or event) "
-               "for {:g}s, the real-time limit (set by {})*")
+FROM_OPTION = ("*the watchdog ended it: the agent made no progress (no model request, tool call or event) "
+               "for {:g}s while it could run, its no-progress limit (set by {})*")
 
 
 @pytest.fixture
@@ -68,8 +70,41 @@ def test_a_scenarios_own_real_seconds_beats_the_option(spin: pytest.Pytester) ->
     # A ceiling block that sets only max_tool_calls leaves the real-time limit to the session.
     res.stdout.fnmatch_lines(["*chaos scenario no-own-limit*", FROM_OPTION.format(0.2, "--chaos-real-seconds"),
                               "*chaos scenario own-limit*",
-                              "*the real-time watchdog ended it: the agent made no progress (no model request, tool "
-                              "call or event) for 0.1s, the real-time limit"])
+                              "*the watchdog ended it: the agent made no progress (no model request, tool "
+                              "call or event) for 0.1s while it could run, its no-progress limit"])
+
+
+TOTAL = ("*the watchdog ended it: the run went on for {:g}s of real time in all without reaching a ceiling, its "
+         "total limit (set by {})*")
+
+
+def test_the_total_limit_from_the_option_and_the_ini_file(spin: pytest.Pytester) -> None:
+    spin.makefile(".chaos.yaml", spin=SCENARIO)
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-real-seconds=30",
+                         "--chaos-total-seconds=0.3")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines([TOTAL.format(0.3, "--chaos-total-seconds")])
+    assert limits.session_total_seconds() is None, "the inner session's limit leaked into this one"
+    spin.makeini("[pytest]\nchaos_total_seconds = 0.2\n")
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-real-seconds=30")
+    res.stdout.fnmatch_lines([TOTAL.format(0.2, "ini option chaos_total_seconds")])
+
+
+def test_a_scenarios_own_total_seconds_beats_the_option(spin: pytest.Pytester) -> None:
+    spin.makefile(".chaos.yaml", own=OWN_LIMIT.replace("real_seconds: 0.1", "real_seconds: 30, total_seconds: 0.1"))
+    res = spin.runpytest("--chaos", "--chaos-agent=spin_mod:spin", "--chaos-total-seconds=20")
+    res.assert_outcomes(failed=1)
+    res.stdout.fnmatch_lines(["*the watchdog ended it: the run went on for 0.1s of real time in all without reaching "
+                              "a ceiling, its total limit"])
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc"])
+def test_a_bad_total_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    res = pytester.runpytest("--chaos", f"--chaos-total-seconds={value}")
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([f"ERROR: --chaos-total-seconds: expected a positive number of seconds (the total "
+                              f"real-time limit of each chaos run), got {value!r}"])
 
 
 def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
@@ -96,9 +131,9 @@ def test_the_chaos_fixture_and_the_marker(spin: pytest.Pytester) -> None:
     res = spin.runpytest("--chaos", "--chaos-real-seconds=0.2", "-s", "-v", "-p", "no:randomly")
     res.assert_outcomes(passed=3)
     limit = "RESULT WATCHDOG the agent made no progress (no model request, tool call or event) for"
-    res.stdout.fnmatch_lines([f"*{limit} 0.2s, the real-time limit (set by --chaos-real-seconds)*",
-                              f"*{limit} 0.2s, the real-time limit (set by --chaos-real-seconds)*",
-                              f"*{limit} 0.1s, the real-time limit"])
+    res.stdout.fnmatch_lines([f"*{limit} 0.2s while it could run, its no-progress limit (set by --chaos-real-seconds)*",
+                              f"*{limit} 0.2s while it could run, its no-progress limit (set by --chaos-real-seconds)*",
+                              f"*{limit} 0.1s while it could run, its no-progress limit"])
 
 
 def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
@@ -114,7 +149,7 @@ def test_sdk_agents_follow_the_option(spin: pytest.Pytester) -> None:
     res = spin.runpytest("--chaos-real-seconds=0.2", "-s")
     res.assert_outcomes(passed=1)
     res.stdout.fnmatch_lines(["*RESULT WATCHDOG the agent made no progress (no model request, tool call or event) "
-                              "for 0.2s, the real-time limit (set by *"])
+                              "for 0.2s while it could run, its no-progress limit (set by *"])
 
 
 def test_sdk_agents_keep_their_longer_default_without_the_option(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,6 +207,9 @@ def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester, value: str)
 def test_help_says_what_it_does_and_the_default(pytester: pytest.Pytester) -> None:
     res = pytester.runpytest("--help")
     text = " ".join(res.stdout.str().split())
-    assert "--chaos-real-seconds=SECONDS real-time limit of each chaos run" in text
+    assert "--chaos-real-seconds=SECONDS no-progress limit of each chaos run" in text
     assert "else 5 seconds; 60 for toolchaos.wire SDK agents" in text
-    assert "chaos_real_seconds (string): real-time limit in seconds of each chaos run" in text
+    assert "chaos_real_seconds (string): no-progress limit in seconds of each chaos run" in text
+    assert "--chaos-total-seconds=SECONDS total limit of each chaos run" in text
+    assert "chaos_total_seconds (string): total real-time limit in seconds of each chaos run" in text
+    assert "real-time limit of each" not in text  # the no-progress limit is not one

@@ -93,3 +93,40 @@ def test_chaos_pass_env_and_its_ini_option_give_a_process_agent_the_variables_na
     res = pytester.runpytest("--chaos", "-p", "toolchaos", "--chaos-pass-env=GITHUB_TOKEN=x")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--chaos-pass-env: 'GITHUB_TOKEN=x' is not an environment variable name*"])
+
+
+ONE_TURN_AGENT = """
+import json, os, urllib.request
+body = {"model": "m", "messages": [{"role": "user", "content": "go"}],
+        "tools": [{"type": "function", "function": {"name": "noop", "parameters": {"type": "object"}}}]}
+req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode(),
+                             headers={"content-type": "application/json", "authorization": "Bearer x"})
+urllib.request.urlopen(req, timeout=30).read()
+print("done")
+"""
+
+
+def test_under_chaos_certify_a_process_agent_runs_the_applicable_set_and_the_rest_is_skipped_as_na(
+        pytester: pytest.Pytester) -> None:
+    """``--chaos-agent=cmd:...`` against two bundled scenarios a process agent cannot be judged on and one it
+    can: the two are skipped, saying why, and reported as N/A; the certificate counts the one that applied."""
+    # one model request (it takes part), then it exits: no tool called, nothing harmed
+    pytester.makepyfile(agent=ONE_TURN_AGENT)
+    res = pytester.runpytest("-p", "toolchaos", "--chaos-certify", f"--chaos-agent=cmd:{sys.executable} agent.py",
+                             "-k", "budget-wall-clock or side-concurrent-same-key or loop-empty-result",
+                             "--chaos-report=out", "-rs", "-p", "no:randomly")
+    res.assert_outcomes(passed=1, skipped=2)
+    res.stdout.fnmatch_lines([
+        "*toolchaos certification*",
+        "N/A (2 scenarios, not run: each needs what the agent's kind lacks):",
+        "  budget-wall-clock: needs virtual_time*",
+        "  side-concurrent-same-key: needs two_workers*",
+        "CERTIFIED for 1 of 1 applicable scenarios (N/A: 2): level reached all, required all",
+        "*short test summary info*",
+        "SKIPPED * N/A to cmd:* (kind process): needs virtual_time, which a process agent lacks*",
+        "SKIPPED * N/A to cmd:* (kind process): needs two_workers, which a process agent lacks*",
+    ])
+    data = json.loads((pytester.path / "out" / "report.json").read_text())
+    assert {s["id"]: s["verdict"] for s in data["scenarios"]} == {
+        "budget-wall-clock": "n/a", "loop-empty-result": "pass", "side-concurrent-same-key": "n/a"}
+    assert data["certified"] and data["totals"]["applicable"] == 1

@@ -61,7 +61,8 @@ def test_report_is_written_and_failures_fail_the_run(pytester: pytest.Pytester) 
     res.assert_outcomes(passed=1, failed=1)
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["*toolchaos certification*",
-                              "NOT CERTIFIED: level reached major, required all; 1/2 scenarios passed",
+                              "NOT CERTIFIED: 1 of 2 applicable scenarios passed (all applicable); level reached major, "
+                              "required all",
                               "report: out*report.html (also report.md, report.json, junit.xml)"])
     data = _report(pytester)
     assert [s["id"] for s in data["scenarios"]] == ["loops.critical", "loops.minor"]  # type: ignore[index]
@@ -76,7 +77,8 @@ def test_require_a_level_reached_passes_despite_minor_failures(pytester: pytest.
     res = pytester.runpytest(*PLUGIN, "--chaos", "--chaos-report=out", "--chaos-require=major")
     res.assert_outcomes(passed=1, failed=1)
     assert res.ret == pytest.ExitCode.OK
-    res.stdout.fnmatch_lines(["CERTIFIED: level reached major, required major; 1/2 scenarios passed",
+    res.stdout.fnmatch_lines(["CERTIFIED for 1 of 2 applicable scenarios (all applicable): level reached major, "
+                              "required major",
                               "failures below level major do not fail the run (--chaos-require=major)"])
     data = _report(pytester)
     assert (data["required_level"], data["certified"]) == ("major", True)
@@ -101,7 +103,8 @@ def test_require_with_no_scenario_fails(pytester: pytest.Pytester) -> None:
     res = pytester.runpytest(*PLUGIN, "--chaos", "--chaos-require=critical", "--chaos-report=out")
     assert res.ret == pytest.ExitCode.TESTS_FAILED
     res.stdout.fnmatch_lines(["no chaos scenario ran (run with --chaos); nothing is certified"])
-    assert _report(pytester)["totals"] == {"scenarios": 0, "passed": 0, "failed": 0, "errors": 0}
+    assert _report(pytester)["totals"] == {"scenarios": 0, "applicable": 0, "passed": 0, "failed": 0, "errors": 0,
+                                           "not_applicable": 0}
 
 
 def test_unknown_level_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -139,7 +139,9 @@ def test_report_json_header(report: dict[str, Any]) -> None:
     assert (report["required_level"], report["level"], report["certified"]) == ("all", "none", False)
     assert report["levels"]["critical"] == {"reached": False, "scenarios": 2, "passed": 0,
                                             "meaning": report["levels"]["critical"]["meaning"]}
-    assert report["totals"] == {"scenarios": 4, "passed": 2, "failed": 2, "errors": 0}
+    assert report["totals"] == {"scenarios": 4, "applicable": 4, "passed": 2, "failed": 2, "errors": 0,
+                                "not_applicable": 0}
+    assert report["not_applicable"] == []
     cats = {c["category"]: c for c in report["categories"]}
     assert [c["category"] for c in report["categories"]] == ["loops", "side_effects", "legit"]
     assert cats["legit"]["passed"] == 2 and cats["legit"]["severity"] == {
@@ -194,6 +196,18 @@ def test_a_scenario_whose_policy_crashed_is_an_error_not_a_failure() -> None:
     assert entry["error"] == "RuntimeError: bug in the test"
     report, _ = build_report([(entry, [])], {"agent": "a"})
     assert report["totals"]["errors"] == 1 and not report["certified"]
+
+
+def test_a_scenario_the_watchdog_ended_says_which_limit_and_its_value() -> None:
+    v = sup.paginate("builtin:guarded")
+    assert scenario_entry(v)[0]["watchdog"] is None  # the agent ended it
+    v.result = dataclasses.replace(v.result, harness_stop="watchdog", terminal_state="WATCHDOG",
+                                   watchdog={"limit": "total", "seconds": 15.0},
+                                   error="the run went on for 15s of real time in all without reaching a ceiling, "
+                                         "its total limit, 3 times the no-progress limit of 5s")
+    entry, _ = scenario_entry(v)
+    assert entry["watchdog"] == {"limit": "total", "seconds": 15.0} and entry["harness_stop"] == "watchdog"
+    assert json.loads(json.dumps(entry))["watchdog"] == entry["watchdog"]
 
 
 def test_traces_are_written_beside_the_report(naive_dir: Path, report: dict[str, Any]) -> None:
@@ -291,8 +305,8 @@ def test_default_timestamps_are_utc_seconds(tmp_path: Path) -> None:
 
 def test_markdown_summary(naive_dir: Path) -> None:
     md = (naive_dir / "report.md").read_text()
-    assert md.startswith("## toolchaos certification: builtin:naive\n\n❌ **NOT CERTIFIED**: required level **all**, "
-                         "reached **none**")
+    assert md.startswith("## toolchaos certification: builtin:naive\n\n❌ **NOT CERTIFIED**: 2 of 4 applicable "
+                         "scenarios passed (all applicable); required level **all**, reached **none**")
     assert "| Suite | demo 1, 4 scenarios, `sha256:" in md
     assert "| **critical** | every critical scenario passes" in md and "| 0/2 | ❌ |" in md
     assert "| loops | 1 | 0 | **1** | 0/1 | – | – |" in md
@@ -310,7 +324,7 @@ def test_markdown_when_certified(tmp_path: Path) -> None:
     write_reports(sup.suite("builtin:guarded"), {**sup.META, "agent": "builtin:guarded"}, tmp_path,
                   step_summary=False)
     md = (tmp_path / "report.md").read_text()
-    assert "✅ **CERTIFIED** at level **all** (required: all)" in md
+    assert "✅ **CERTIFIED** for 4 of 4 applicable scenarios (all applicable), at level **all** (required: all)" in md
     assert "### Failures\n\nNone: every scenario passed." in md
 
 

@@ -212,7 +212,8 @@ def test_a_thousand_malformed_requests_get_4xx_answers_and_the_run_goes_on(trace
 
         one()
         ok = http.post(srv.base_urls["openai"] + "/chat/completions", json={"model": "m", "messages": [
-            {"role": "user", "content": "go"}]})
+            {"role": "user", "content": "go"}], "tools": [{"type": "function", "function": {
+                "name": "fetch_invoice", "parameters": {"type": "object"}}}]})  # declared: a main turn
         assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["tool_calls"]
         srv.end()
     assert srv.result is not None and srv.result.terminal_state == "FAILED"  # ended by the end, as a plain return

@@ -84,7 +84,7 @@ def test_openai_sdk_agent_counts_match_the_trace_and_the_ceiling_ends_it(stream:
     assert seen["answers"] == res.turns == 6 and seen["tool_calls"] == res.total_executions == 6
     assert "the run has ended (more than 6 model turns" in seen["refused"]  # a 400, which no SDK retries
     assert [r.status for r in res.requests] == [200] * 7  # the 7th reached the policy, which the ceiling refused
-    verdict = judge(loop_scenario(), res, agent="an openai SDK agent")  # the server only runs: whoever loaded the scenario judges it
+    verdict = judge(loop_scenario(), res, agent="an openai SDK agent")  # whoever loaded the scenario judges it
     assert [v.invariant for v in verdict.violations][:1] == ["bounded.executions"]
 
 

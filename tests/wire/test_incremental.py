@@ -21,17 +21,22 @@ anthropic = pytest.importorskip("anthropic")
 
 Agent = Callable[[str, Any], str]
 RESULT = '{"invoice_id":"inv_1","total":"671.50","currency":"EUR","status":"open"}'
+# The agents declare their tool, as a real API needs before it answers with a call to it
+PARAMS = {"type": "object", "properties": {"invoice_id": {"type": "string"}}}
+OPENAI_TOOLS = [{"type": "function", "function": {"name": "fetch_invoice", "parameters": PARAMS}}]
+ANTHROPIC_TOOLS = [{"name": "fetch_invoice", "input_schema": PARAMS}]
 
 
 def _openai_turn(client: Any, msgs: list[dict[str, Any]]) -> None:
-    tc = client.chat.completions.create(model="m", messages=msgs).choices[0].message.tool_calls[0]
+    tc = client.chat.completions.create(model="m", messages=msgs, tools=OPENAI_TOOLS).choices[0].message.tool_calls[0]
     msgs.append({"role": "assistant", "content": None, "tool_calls": [
         {"id": tc.id, "type": "function", "function": {"name": tc.function.name, "arguments": tc.function.arguments}}]})
     msgs.append({"role": "tool", "tool_call_id": tc.id, "content": RESULT})
 
 
 def _anthropic_turn(client: Any, msgs: list[dict[str, Any]], system: str = "Be brief.") -> None:
-    use = client.messages.create(model="c", max_tokens=64, messages=msgs, system=system).content[-1]
+    use = client.messages.create(model="c", max_tokens=64, messages=msgs, system=system,
+                                 tools=ANTHROPIC_TOOLS).content[-1]
     msgs.append({"role": "assistant", "content": [{"type": "tool_use", "id": use.id, "name": use.name,
                                                    "input": use.input}]})
     msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": RESULT}]})
@@ -118,7 +123,7 @@ def test_a_retried_identical_request(monkeypatch: pytest.MonkeyPatch) -> None:
         for turn in range(6):
             _openai_turn(client, msgs)
             if turn == 3:  # the agent sends the same body again, and drops the second answer
-                client.chat.completions.create(model="m", messages=msgs)
+                client.chat.completions.create(model="m", messages=msgs, tools=OPENAI_TOOLS)
         return "done"
 
     result, views, reads = _both(agent, monkeypatch, api_faults={3: {"429": 2}})  # the SDK retries request 3 after 2 s
