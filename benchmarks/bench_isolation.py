@@ -8,7 +8,7 @@
 - ``isolation_cpu_ms_per_run``: the same difference in CPU time, this process and its
   children together (what it costs a loaded machine, where real time also waits for a core).
 - ``isolation_bare_child_cpu_ms``: CPU time of one contained child that does nothing
-  (``toolchaos._internal.children.fork_call``, sealed where the platform allows it): the part
+  (``toolchaos._plumbing.children.fork_call``, sealed where the platform allows it): the part
   of the cost that is the fork and the namespaces, not the run's copy-on-write faults. This
   process has one thread here, so the child is one ``clone(2)`` where the platform allows it.
 - ``isolation_bare_child_two_forks_cpu_ms``: the same child the portable way, two forks (what
@@ -46,7 +46,7 @@ def _per_run(work: Callable[[], int], rounds: int) -> tuple[float, float]:
 
 
 def measure(quick: bool) -> dict[str, float]:
-    from toolchaos._internal import children, watchdog
+    from toolchaos._plumbing import children, watchdog
     from toolchaos.certification import run_scenario, suite
 
     scenarios = suite()

@@ -43,7 +43,7 @@ ROOT = HERE.parent
 
 from bench_util import best as _best  # noqa: E402
 from bench_util import clock, peak_rss_mb  # noqa: E402
-from toolchaos._internal import clock as _clock  # noqa: E402
+from toolchaos._plumbing import clock as _clock  # noqa: E402
 
 # --- the generated suite ------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 The harness installs virtual time process-wide; benchmarks need the real clock that
 freezegun saved. The module name starts with ``bench_`` so freezegun leaves the alias
-below alone (see ``toolchaos._internal.clock.REAL_TIME_MODULES``).
+below alone (see ``toolchaos._plumbing.clock.REAL_TIME_MODULES``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ A rate-limited answer tells the client when to come back, but not always the sam
 ``headers(form, seconds, now)`` writes one; ``wait(headers, now)`` reads back the longest wait
 any of them asks for, whichever was sent. ``now`` is virtual seconds since the run began;
 absolute times count from ``EPOCH``, the virtual clock's origin (2026-01-01T00:00:00Z, as
-``toolchaos._internal.clock.EPOCH``). Dates have whole seconds: a wait that ends within a
+``toolchaos._plumbing.clock.EPOCH``). Dates have whole seconds: a wait that ends within a
 second is rounded up, never down, so a client that honours the date never comes back early.
 """
 

@@ -1,13 +1,13 @@
 """Project test configuration.
 
 Virtual time is installed once, before any test measures time, as the plugin does
-under ``--chaos`` (see harness/_internal/clock.py for why it is installed once per process).
+under ``--chaos`` (see harness/_plumbing/clock.py for why it is installed once per process).
 """
 
 from __future__ import annotations
 
 import pytest
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from toolchaos import Ceiling, RunClosed, invariants, policies, run, tool_message
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 from toolchaos.fake_tools import catalogue, faults
 
 SLACK = 8.0
@@ -162,7 +162,7 @@ TRACED = """
 import asyncio, faulthandler, json, sys, threading
 faulthandler.dump_traceback_later(40, exit=True)  # a hang prints every thread's stack instead of waiting forever
 from toolchaos import Ceiling, policies, run
-from toolchaos._internal import clock
+from toolchaos._plumbing import clock
 from toolchaos.fake_tools import catalogue
 
 async def spins(task, model, tools):

@@ -293,7 +293,7 @@ def test_no_page_names_a_private_module_as_something_to_import() -> None:
 
 
 def test_private_module_names_are_found_and_public_ones_are_not() -> None:
-    text = ("`toolchaos._internal.children.sealing_available()`, `harness/_agents/_presets.py`, `toolchaos/_agents/`"
+    text = ("`toolchaos._plumbing.children.sealing_available()`, `harness/_agents/_presets.py`, `toolchaos/_agents/`"
             ", `fake_tools._seeded`, `toolchaos.wire._server`, (`_classes.py`)")
     assert len(private_names(text)) == 6
     assert private_names("`toolchaos.wire.session`, `tests/_internal/test_store.py`, `os._exit`, `__init__.py`, "

@@ -16,9 +16,9 @@ import threading
 
 import pytest
 from toolchaos import AgentResult, Budgets, Ceiling, invariants, policies, run
-from toolchaos._internal import clock as _clock
-from toolchaos._internal import isolation as _isolation
-from toolchaos._internal import watchdog as _watchdog
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing import isolation as _isolation
+from toolchaos._plumbing import watchdog as _watchdog
 from toolchaos.errors import WatchdogExpired
 from toolchaos.fake_tools import catalogue
 
@@ -549,7 +549,7 @@ def test_the_process_exits_with_a_non_daemon_thread_left_blocked(tmp_path):
 def test_a_python_with_no_known_exit_mechanism_says_so_in_the_warnings(monkeypatch):
     # Neither the <= 3.12 shutdown locks nor the >= 3.13 thread shutdown: the run says the
     # exit may wait, it does not claim otherwise.
-    from toolchaos._internal import exits
+    from toolchaos._plumbing import exits
 
     monkeypatch.setattr(exits, "_drop_shutdown_lock", lambda t: False)
     monkeypatch.setattr(exits, "_skip_in_thread_shutdown", lambda: False)

@@ -84,8 +84,8 @@ BREAKS = {
         "No cycles are allowed in toolchaos.cli"),
     "fake_tools importing the rest of toolchaos": (
         "fake-tools", {"fake_tools/_ledger.py": source("fake_tools/_ledger.py")
-                       + "\nfrom toolchaos._internal import clock  # noqa: E402\n"},
-        "toolchaos.fake_tools._ledger -> toolchaos._internal.clock"),
+                       + "\nfrom toolchaos._plumbing import clock  # noqa: E402\n"},
+        "toolchaos.fake_tools._ledger -> toolchaos._plumbing.clock"),
     "a module importing the facade": (
         "facade", {"reports/_junit.py": source("reports/_junit.py") + "\nfrom toolchaos import __version__\n"},
         "toolchaos.reports._junit -> toolchaos"),

@@ -106,3 +106,21 @@ def test_a_wheel_installs_next_to_a_project_with_its_own_harness_and_fake_tools(
     imported = _run(python, "-c", "import toolchaos, toolchaos.fake_tools; print(toolchaos.fake_tools.__file__)",
                     cwd=project).stdout
     assert str(python.parent.parent) in imported  # the venv's copy, not the checkout
+
+
+def test_every_package_of_the_source_is_in_the_wheels_list() -> None:
+    """setuptools' ``packages`` is a written list: a package left out of it imports from a clone and is
+    missing from every install (the slow install tests above would say so, once, minutes later)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    roots = {"toolchaos": ROOT / "harness", "toolchaos.fake_tools": ROOT / "fake_tools",
+             "toolchaos_scenarios": ROOT / "scenarios"}
+    found = set()
+    for name, folder in roots.items():
+        for init in folder.rglob("__init__.py"):
+            if "__pycache__" not in init.parts:
+                rel = init.parent.relative_to(folder).parts
+                found.add(".".join((name, *rel)))
+    found |= {"toolchaos._agents.scripts", "toolchaos_scenarios.certification", "toolchaos_scenarios.examples"}
+    assert sorted(found - listed) == [], "add these to [tool.setuptools] packages in pyproject.toml"

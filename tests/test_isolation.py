@@ -9,9 +9,9 @@ import time
 
 import pytest
 from toolchaos import Ceiling, NetworkBlocked, RunClosed, policies, run
-from toolchaos._internal import clock as _clock
-from toolchaos._internal import isolation as _isolation
-from toolchaos._internal import watchdog as _watchdog
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing import isolation as _isolation
+from toolchaos._plumbing import watchdog as _watchdog
 from toolchaos.fake_tools import catalogue
 
 LIMIT = 0.4  # the real-time limit of these runs, seconds
@@ -459,7 +459,7 @@ def test_profilers_and_tracers_still_work_after_runs(tmp_path):
 def test_a_recording_opens_the_network_to_its_own_thread_only() -> None:
     import threading
 
-    from toolchaos._internal import isolation
+    from toolchaos._plumbing import isolation
 
     mark = isolation.begin()
     try:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from toolchaos import Ceiling, SqliteStore, policies, run
 from toolchaos._engine import RunSpec, isolated, session_defaults
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 from toolchaos.certification import run_scenario, suite
 from toolchaos.errors import UserError
 from toolchaos.fake_tools import catalogue
@@ -205,7 +205,7 @@ import collections, ctypes, itertools, os, re, select, signal, socket, subproces
 import _socket
 import pytest
 from toolchaos import Ceiling, policies, run
-from toolchaos._internal import children, clock
+from toolchaos._plumbing import children, clock
 from toolchaos.fake_tools import catalogue
 
 TOKEN = "{token}"
@@ -413,7 +413,7 @@ def test_without_namespaces_the_process_group_still_ends_them(pytester: pytest.P
     """The fallback (no unprivileged namespaces): one process group; what leaves it or the network is not covered."""
     token = uuid.uuid4().hex
     pytester.makepyfile(test_hostile=textwrap.dedent(HOSTILE.format(token=token)))
-    pytester.makeconftest("from toolchaos._internal import children\nchildren._available = False\n")
+    pytester.makeconftest("from toolchaos._plumbing import children\nchildren._available = False\n")
     res = pytester.runpytest_subprocess("-p", "toolchaos", "--chaos", "--chaos-isolation=process", "-s",
                                         "-p", "no:randomly", "-p", "no:cacheprovider",
                                         "-k", "c_spin or system_sleep or forks or exits or segfault or canary",
@@ -528,7 +528,7 @@ ONE_FORK = '''
 import select, threading
 from toolchaos import Ceiling, policies, run
 from toolchaos._engine import session_defaults
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 from toolchaos.certification import run_scenario, suite
 from toolchaos.fake_tools import catalogue
 

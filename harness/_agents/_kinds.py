@@ -18,7 +18,7 @@ from typing import Any
 
 from toolchaos._agents._registry import accepted, kinds
 from toolchaos._agents._registry import recognise as recognise_kind
-from toolchaos._internal.clock import real_datetime
+from toolchaos._plumbing.clock import real_datetime
 from toolchaos.errors import AgentCallError, AgentRefError, did_you_mean
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._agents._presets import PRESETS
-from toolchaos._internal.environ import check_names
+from toolchaos._plumbing.environ import check_names
 from toolchaos.errors import AgentRefError, UserError, did_you_mean
 
 PROCESS = "process"
@@ -38,7 +38,7 @@ class ProcessAgent:
     how the task reaches it, the last argument (``arg``) or its standard input (``stdin``);
     ``preset``: a ready-made recipe for a known client (``toolchaos._agents.PRESETS``);
     ``pass_env``: names of the caller's environment variables it gets as they are (it gets none
-    of the caller's otherwise, beyond a short allowlist: ``toolchaos._internal.environ``).
+    of the caller's otherwise, beyond a short allowlist: ``toolchaos._plumbing.environ``).
     """
 
     command: tuple[str, ...] = ()

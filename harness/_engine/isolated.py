@@ -5,7 +5,7 @@ pytest ``--chaos-isolation=process``, the default of ``--chaos-certify``; ``tool
 --isolation``, ``toolchaos run --isolation``) forks:
 the child is a copy of the caller at the moment the run starts (the agent, its tools and
 the policy already built, nothing imported again), contained by
-``toolchaos._internal.children`` (its own PID namespace, a loopback-only network, where the
+``toolchaos._plumbing.children`` (its own PID namespace, a loopback-only network, where the
 platform allows it). The child runs the engine exactly as in process, so the trace is the
 same; each event is written to a pipe the moment it is appended (and each effect the
 ledger records), so a child that is killed, calls ``os._exit``, forks or segfaults loses
@@ -44,10 +44,10 @@ from typing import Any, cast
 from toolchaos._engine.result import RunResult
 from toolchaos._engine.spec import RunSpec
 from toolchaos._engine.state import RunState
-from toolchaos._internal import children
-from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event
-from toolchaos._internal.opportunity import LostClock, ProcessClock, could_run
+from toolchaos._plumbing import children
+from toolchaos._plumbing import watchdog as _watchdog
+from toolchaos._plumbing.opportunity import LostClock, ProcessClock, could_run
 from toolchaos.fake_tools import EffectLedger, World
 from toolchaos.fake_tools.internals import Collection, StoredKey
 from toolchaos.fake_tools.internals import warm as _warm_catalogue

@@ -32,15 +32,15 @@ from toolchaos._engine.result import RunResult
 from toolchaos._engine.spec import RunSpec
 from toolchaos._engine.state import RunState
 from toolchaos._engine.toolbox import Toolbox
-from toolchaos._internal import clock as _clock
-from toolchaos._internal import exits as _exits
-from toolchaos._internal import isolation as _isolation
-from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.events import Event, end_event
 from toolchaos._internal.limits import TOTAL_FACTOR, Budgets, Ceiling
 from toolchaos._internal.model import Usage
 from toolchaos._internal.trace import Trace
 from toolchaos._internal.types import REPORT_FIELDS, AgentResult, report_value
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing import exits as _exits
+from toolchaos._plumbing import isolation as _isolation
+from toolchaos._plumbing import watchdog as _watchdog
 from toolchaos.errors import AgentCallError, HardCeiling, NetworkBlocked, PolicyCrashed, UserError, WatchdogExpired
 from toolchaos.fake_tools import EffectLedger, FakeTool, ToolSet, World
 from toolchaos.policies import as_policy
@@ -407,7 +407,7 @@ def _a(value: Any) -> str:
 
 
 # The watchdog's exception lands only while the agent runs or its objects are read, never in the
-# engine's own handling of the run's end (see toolchaos._internal.watchdog.safe_points).
+# engine's own handling of the run's end (see toolchaos._plumbing.watchdog.safe_points).
 _watchdog.safe_points(interruptible=(invoke, _awaited, _read_result, _format_exception, _exception_text),
                       holding=(_drive, _call, _shielded, _close, _stopped_by, _Limit.expired))
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from toolchaos._internal.environ import check_names
 from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, TOTAL_FACTOR, Budgets, Ceiling
+from toolchaos._plumbing.environ import check_names
 from toolchaos.errors import UserError
 from toolchaos.fake_tools import EffectLedger, FakeTool, World
 
@@ -116,7 +116,7 @@ class RunSpec:
       times the no-progress limit.
     - ``artifacts``: a directory for the trace (``<name>.trace.jsonl``); ``name``: the run's name.
     - ``pass_env``: names of the caller's environment variables a process agent gets, beyond its
-      allowlist (``toolchaos._internal.environ``); the session's names are added to the run's.
+      allowlist (``toolchaos._plumbing.environ``); the session's names are added to the run's.
     """
 
     task: str

@@ -13,10 +13,10 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any, cast
 
-from toolchaos._internal.clock import VirtualClock
 from toolchaos._internal.events import Event, Shown, api_event, side_event, skipped_event
 from toolchaos._internal.limits import Budgets, Ceiling
 from toolchaos._internal.model import Handled, TokenMeter, Usage
+from toolchaos._plumbing.clock import VirtualClock
 from toolchaos.errors import HarnessStop
 from toolchaos.fake_tools import Outcome, ToolSet
 from toolchaos.fake_tools.internals import deferred

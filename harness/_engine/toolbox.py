@@ -75,7 +75,7 @@ class Toolbox:
         """``call`` for async agents: the tool's latency is awaited, so parallel calls overlap."""
         tool, outcome = self._execute(name, args, call_id, kwargs, False)
         if outcome.latency:
-            await asyncio.sleep(outcome.latency)  # virtual: see toolchaos._internal.clock
+            await asyncio.sleep(outcome.latency)  # virtual: see toolchaos._plumbing.clock
         else:
             await _yield()  # a real tool call always yields to the other tasks
         return tool.deliver(outcome)
@@ -90,7 +90,7 @@ class Toolbox:
         """
         result = self._execute(name, args, call_id, kwargs, False)
         if result[1].latency:
-            await asyncio.sleep(result[1].latency)  # virtual: see toolchaos._internal.clock
+            await asyncio.sleep(result[1].latency)  # virtual: see toolchaos._plumbing.clock
         else:
             await _yield()
         return result

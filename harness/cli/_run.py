@@ -14,13 +14,13 @@ from typing import Any
 
 from toolchaos._agents import KINDS, PRESETS, PROCESS
 from toolchaos._engine import ISOLATION_MODES, session_defaults
-from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
     TOTAL_FACTOR,
     check_real_seconds,
 )
+from toolchaos._plumbing.environ import split_names
 from toolchaos.adapters import agent_under_test
 from toolchaos.cli import _lazy
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError, UserError, printable

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from toolchaos._internal import isolation as _isolation
 from toolchaos._internal.model import Decision, ModelView
+from toolchaos._plumbing import isolation as _isolation
 from toolchaos.errors import CassetteDiverged, CassetteError, PolicyError
 from toolchaos.policies._builtin import Recorded
 

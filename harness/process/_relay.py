@@ -1,7 +1,7 @@
 """A Unix socket that relays each connection to the run's server on 127.0.0.1 (for a sealed child).
 
 A child in its own network namespace cannot reach the parent's loopback; a Unix socket, being
-a file, can be reached from there. ``toolchaos._internal.children`` listens on the server's
+a file, can be reached from there. ``toolchaos._plumbing.children`` listens on the server's
 port inside the child's namespace and forwards each connection to this socket, which passes it
 on to the server. The server's URLs are therefore the same on both sides.
 """
@@ -13,7 +13,7 @@ import socket
 import threading
 from pathlib import Path
 
-from toolchaos._internal.children import pump
+from toolchaos._plumbing.children import pump
 
 
 class Relay:

@@ -5,12 +5,12 @@ For the length of the run:
 - a ``toolchaos.serve.Server`` answers the model APIs (OpenAI Chat Completions and Responses,
   Anthropic Messages, Gemini) from the policy and serves the fake tools over MCP, through the
   engine's own trace, ledger, ceiling and watchdog;
-- the agent is started through ``toolchaos._internal.children`` (its own process group and,
+- the agent is started through ``toolchaos._plumbing.children`` (its own process group and,
   where the platform allows, PID namespace, a loopback-only network that reaches nothing but
   the server, and temporary folders of its own in which no other run's relay socket is), with
   every SDK's base URL and key, the MCP URL and a temporary HOME in its
   environment and, for a preset, the client's own config files written there; of the caller's
-  environment it gets only an allowlist (PATH, the locale, TZ, TMPDIR: ``toolchaos._internal.environ``)
+  environment it gets only an allowlist (PATH, the locale, TZ, TMPDIR: ``toolchaos._plumbing.environ``)
   and the names passed to it (the agent's ``pass_env``, the run's ``RunSpec.pass_env``), so no
   token of the caller's reaches the agent under test;
 - the task reaches it as its last argument or on its standard input; its exit means done (a
@@ -36,10 +36,10 @@ from typing import Any
 
 from toolchaos._agents import PRESETS, PROCESS, Endpoints, ProcessAgent, common_env, common_files
 from toolchaos._engine import RunSpec, safe_name
-from toolchaos._internal import children
-from toolchaos._internal.clock import real_monotonic
-from toolchaos._internal.environ import inherited
 from toolchaos._internal.types import HARNESS_STATES
+from toolchaos._plumbing import children
+from toolchaos._plumbing.clock import real_monotonic
+from toolchaos._plumbing.environ import inherited
 from toolchaos.errors import AgentRefError
 from toolchaos.process._relay import Relay
 from toolchaos.serve import Server

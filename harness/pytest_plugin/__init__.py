@@ -175,7 +175,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                                   total_seconds=None if total is None else total[0],
                                                   total_source="" if total is None else total[1]))
     if settings.enabled:
-        _lazy.clock.install()  # once, before any test measures time (see toolchaos._internal.clock)
+        _lazy.clock.install()  # once, before any test measures time (see toolchaos._plumbing.clock)
 
 
 def _xdist_controller(config: pytest.Config) -> bool:

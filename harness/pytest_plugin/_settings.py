@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolchaos._internal.environ import split_names
 from toolchaos._internal.limits import check_real_seconds
 from toolchaos._internal.shards import Shard
+from toolchaos._plumbing.environ import split_names
 from toolchaos.errors import UserError
 from toolchaos.pytest_plugin import _lazy
 from toolchaos.pytest_plugin._options import OptionGroup, naming, option

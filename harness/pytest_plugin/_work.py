@@ -13,8 +13,8 @@ from toolchaos._engine import (
     session_real_seconds,
     session_total_seconds,
 )
-from toolchaos._internal import clock
 from toolchaos._internal.files import open_new
+from toolchaos._plumbing import clock
 from toolchaos.adapters import agent_under_test
 from toolchaos.invariants import Violation
 from toolchaos.pytest_plugin._chaos import PytestChaos

@@ -19,8 +19,8 @@ import math
 import threading
 from typing import Any
 
-from toolchaos._internal import clock as _clock
-from toolchaos._internal.clock import VirtualClock
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing.clock import VirtualClock
 
 
 class Pacer:

@@ -37,11 +37,11 @@ from starlette.routing import Route
 from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox, session_real_seconds
 from toolchaos._engine import run as engine_run
 from toolchaos._engine.state import RunState
-from toolchaos._internal import clock as _clock
-from toolchaos._internal import watchdog as _watchdog
 from toolchaos._internal.limits import Ceiling
-from toolchaos._internal.opportunity import ProcessClock
 from toolchaos._internal.types import AgentResult
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing import watchdog as _watchdog
+from toolchaos._plumbing.opportunity import ProcessClock
 from toolchaos.errors import HarnessStop, RunClosed, UserError
 from toolchaos.fake_tools import World
 from toolchaos.serve._asgi import MAX_BODY, REFUSED, App, TooLarge, WireApp, check_max_body, read_body

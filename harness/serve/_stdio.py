@@ -13,7 +13,7 @@ from typing import Any
 
 from toolchaos._engine import ModelClient, RunSpec, Toolbox
 from toolchaos._engine import run as engine_run
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 from toolchaos.fake_tools import World
 from toolchaos.serve._mcp import mcp_server, serve_stdio
 from toolchaos.serve._server import _with_watchdog

@@ -1,9 +1,9 @@
-"""pydantic and LangChain under virtual time (``toolchaos._internal.pydantic_time`` has the why)."""
+"""pydantic and LangChain under virtual time (``toolchaos._plumbing.pydantic_time`` has the why)."""
 
 from __future__ import annotations
 
-from toolchaos._internal.clock import real_datetime
-from toolchaos._internal.pydantic_time import patch_pydantic
+from toolchaos._plumbing.clock import real_datetime
+from toolchaos._plumbing.pydantic_time import patch_pydantic
 
 
 def import_with_real_datetime(*modules: str) -> None:

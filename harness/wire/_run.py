@@ -36,9 +36,9 @@ from toolchaos._agents import ENV_MARK, SDK, env_parameter, invoke, resolve_agen
 from toolchaos._agents import label as agent_label
 from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox
 from toolchaos._engine import run as engine_run
-from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import SDK_REAL_SECONDS, Budgets, Ceiling
 from toolchaos._internal.types import AgentResult
+from toolchaos._plumbing import clock as _clock
 from toolchaos.errors import AgentRefError, HarnessStop, UnmatchedRequest
 from toolchaos.fake_tools import FakeTool, World
 from toolchaos.wire._apifaults import ApiFaults

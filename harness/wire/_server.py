@@ -47,9 +47,9 @@ import httpx
 import respx
 from respx.models import Route, SideEffectError
 from toolchaos._engine.state import RunState
-from toolchaos._internal import clock as _clock
 from toolchaos._internal.events import Shown
 from toolchaos._internal.model import ModelTurn, Usage, estimate_tokens
+from toolchaos._plumbing import clock as _clock
 from toolchaos.errors import RunClosed
 from toolchaos.fake_tools.retry import SECONDS
 from toolchaos.fake_tools.retry import headers as retry_headers
@@ -73,7 +73,7 @@ ALL_APIS = ("openai", "anthropic", "gemini")
 _DEFAULTS = {"openai": (OPENAI_DEFAULT, OPENAI_ENV), "anthropic": (ANTHROPIC_DEFAULT, ANTHROPIC_ENV),
              "gemini": (GEMINI_DEFAULT, GEMINI_ENV)}
 GEMINI_PREFIXES = ("/v1beta/models/", "/v1/models/")
-EPOCH_TS = 1767225600  # 2026-01-01T00:00:00Z, the virtual clock's origin (toolchaos._internal.clock.EPOCH)
+EPOCH_TS = 1767225600  # 2026-01-01T00:00:00Z, the virtual clock's origin (toolchaos._plumbing.clock.EPOCH)
 
 Handler = Callable[[httpx.Request], "httpx.Response | None"]
 Answer = Callable[["Request", dict[str, Any]], httpx.Response]  # a model endpoint's own part (see Wire._serve_model)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from toolchaos._internal import clock
+from toolchaos._plumbing import clock
 from toolchaos.fake_tools._retry import EPOCH, FORMS, duration, headers, wait
 
 

@@ -16,7 +16,7 @@ from toolchaos import (
     tool_message,
 )
 from toolchaos import invariants as inv
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 from toolchaos.fake_tools import catalogue, faults
 
 

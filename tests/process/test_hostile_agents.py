@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from toolchaos import Ceiling, RunSpec, policies
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 from toolchaos.fake_tools import catalogue
 from toolchaos.process import ProcessAgent, run
 

@@ -16,7 +16,7 @@ import toolchaos
 from toolchaos import Ceiling, policies
 from toolchaos._agents import Endpoints, common_env
 from toolchaos._engine import session_defaults
-from toolchaos._internal.environ import ALLOWED, ALLOWED_PREFIXES
+from toolchaos._plumbing.environ import ALLOWED, ALLOWED_PREFIXES
 from toolchaos.cli import main
 from toolchaos.fake_tools import catalogue
 from toolchaos.process import ProcessAgent, run

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from toolchaos import Ceiling, policies
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 from toolchaos.fake_tools import catalogue
 from toolchaos.process import ProcessAgent, run
 

@@ -1,7 +1,7 @@
 """Process agents run for real: a served run, a contained child, its exit and output kept, and its end.
 
 Each test starts a real child process (a few real seconds at most); the model and the tools
-are the run's (``toolchaos.serve``), the child is ``toolchaos._internal.children``'s.
+are the run's (``toolchaos.serve``), the child is ``toolchaos._plumbing.children``'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from toolchaos import Ceiling, policies
 from toolchaos import run as toolchaos_run
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 from toolchaos.adapters import agent_under_test
 from toolchaos.fake_tools import catalogue, faults
 from toolchaos.process import ProcessAgent, run

@@ -23,7 +23,7 @@ PROBE = """
 import datetime
 import os
 from toolchaos._engine import session_isolation as isolation
-from toolchaos._internal import clock
+from toolchaos._plumbing import clock
 
 def test_probe(chaos):
     with open(os.environ["PYTEST_XDIST_WORKER"] + ".test.json", "w") as fh:

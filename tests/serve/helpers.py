@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from toolchaos._engine import RunSpec
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 from toolchaos.certification import scenario_spec
 from toolchaos.scenario import Scenario, load_file
 

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolchaos[serve]")
 
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 from toolchaos.serve import Server
 
 from tests.serve.helpers import loop_spec

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolchaos[serve]")
 
 from toolchaos import policies
-from toolchaos._internal import opportunity
+from toolchaos._plumbing import opportunity
 from toolchaos.fake_tools import catalogue
 from toolchaos.serve import Server
 

@@ -18,8 +18,8 @@ pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolch
 from mcp import Client  # noqa: E402
 from toolchaos import invariants as inv  # noqa: E402
 from toolchaos import policies  # noqa: E402
-from toolchaos._internal import clock as _clock  # noqa: E402
 from toolchaos._internal.limits import Ceiling  # noqa: E402
+from toolchaos._plumbing import clock as _clock  # noqa: E402
 from toolchaos.certification import judge  # noqa: E402
 from toolchaos.fake_tools import catalogue  # noqa: E402
 from toolchaos.serve import ENDED_STATUS, Server  # noqa: E402

@@ -6,7 +6,7 @@ import builtins
 from typing import Any
 
 from toolchaos._internal.model import read_feedback
-from toolchaos._internal.watchdog import WatchdogExpired
+from toolchaos._plumbing.watchdog import WatchdogExpired
 from toolchaos.wire import Env, takes_env
 from toolchaos.wire import _formats as fmt
 from toolchaos.wire._run import env_argument, harness_stop_in, wants_env

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from toolchaos import Ceiling, policies, wire
-from toolchaos._internal import clock as _clock
+from toolchaos._plumbing import clock as _clock
 from toolchaos.fake_tools import catalogue, faults
 
 TURNS = 12

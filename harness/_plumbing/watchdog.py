@@ -6,7 +6,7 @@ has two limits, each named for what it measures:
 
 - **no progress**: the run's progress count (the number of trace events: model requests, tool
   calls, refusals) has not moved while the run had the chance to run for its limit. The chance
-  to run is real time minus what a lost-time clock (``toolchaos._internal.opportunity``) says
+  to run is real time minus what a lost-time clock (``toolchaos._plumbing.opportunity``) says
   the run could not use: time its thread waited for a CPU, time its process was stopped. So a
   run starved by the machine's load, or stopped (SIGSTOP, Ctrl-Z), is not ended as stuck; a
   run blocked in a call (no CPU used while a CPU was free) or spinning still is, at the limit.
@@ -36,7 +36,7 @@ it ``SIGUSR2``, whose handler raises ``WatchdogExpired``: the blocking call retu
 EINTR and the exception surfaces. The handler is installed once, and only if nobody else
 handles ``SIGUSR2``; ``tampering()`` tells the engine when a run replaced, ignored or masked
 it (the engine fails the run and puts it back). Sockets that connect during a run get a
-timeout bounded by the same limit (``toolchaos._internal.isolation``), which covers other
+timeout bounded by the same limit (``toolchaos._plumbing.isolation``), which covers other
 threads.
 
 The exception is never delivered inside a garbage collection: a collection runs Python
@@ -76,9 +76,9 @@ from dataclasses import dataclass
 from types import CodeType, FrameType
 from typing import Any
 
-from toolchaos._internal import clock as _clock
 from toolchaos._internal.limits import TOTAL_FACTOR
-from toolchaos._internal.opportunity import Lost, LostClock, could_run, thread_clock
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing.opportunity import Lost, LostClock, could_run, thread_clock
 from toolchaos.errors import WatchdogExpired
 
 _POLL = 0.05
@@ -96,7 +96,7 @@ class _Watch:
     total: float  # seconds of real time, progress or not
     progress: Callable[[], int] | None  # e.g. the run's event list's __len__: read, never called into agent code
     seen: int
-    lost: LostClock  # what of the real time the run could not use (toolchaos._internal.opportunity)
+    lost: LostClock  # what of the real time the run could not use (toolchaos._plumbing.opportunity)
     polled: float  # the real time accounted up to
     held: Lost | None = None  # the lost clock at ``polled`` (None: not read yet; the next poll reads it)
     idle: float = 0.0  # seconds the run could run since its progress count last moved
@@ -365,7 +365,7 @@ def park() -> bool:
     """Stop the watchdog's thread while no run is armed; whether this process has no such thread now.
 
     The next ``arm`` starts it again. An isolated run forks cheaper from a process with one
-    thread (see ``toolchaos._internal.children``), and between runs the thread has nothing to watch.
+    thread (see ``toolchaos._plumbing.children``), and between runs the thread has nothing to watch.
     """
     global _park_asked
     thread = _thread
@@ -420,7 +420,7 @@ def arm(seconds: float, progress: Callable[[], int] | None = None, *, total: flo
     ended after ``seconds`` without progress while it could run, and after ``total`` seconds of
     real time in all (default ``TOTAL_FACTOR * seconds``); without it, after ``seconds``.
     ``lost``: what of the real time the run could not use (default: the calling thread's wait
-    for a CPU, ``toolchaos._internal.opportunity.thread_clock``).
+    for a CPU, ``toolchaos._plumbing.opportunity.thread_clock``).
     """
     global _token
     if not _signal_state:

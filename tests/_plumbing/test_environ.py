@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from toolchaos._internal.environ import ALLOWED, check_names, inherited, split_names
+from toolchaos._plumbing.environ import ALLOWED, check_names, inherited, split_names
 from toolchaos.errors import UserError
 
 CALLER = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TZ": "UTC", "TMPDIR": "/var/tmp",

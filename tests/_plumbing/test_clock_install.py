@@ -18,7 +18,7 @@ held.datetime, held.monotonic = datetime, monotonic
 sys.modules["held_references"] = held
 before = set(sys.modules)
 
-from toolchaos._internal import clock
+from toolchaos._plumbing import clock
 clock.install()
 import freezegun.api as fz
 

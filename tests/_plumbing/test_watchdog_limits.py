@@ -15,9 +15,9 @@ import threading
 import time
 
 import pytest
-from toolchaos._internal import opportunity
-from toolchaos._internal import watchdog as _watchdog
-from toolchaos._internal.opportunity import Lost, ProcessClock, could_run
+from toolchaos._plumbing import opportunity
+from toolchaos._plumbing import watchdog as _watchdog
+from toolchaos._plumbing.opportunity import Lost, ProcessClock, could_run
 
 LIMIT = 5.0
 POLL = 0.05

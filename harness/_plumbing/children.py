@@ -60,7 +60,7 @@ Where namespaces are not available (macOS, a kernel or container that forbids un
 user namespaces), the command runs in its own process group only, and ``forward`` listens
 in the caller's own network. Then a process that leaves the group (``setsid``,
 ``start_new_session=True``) is not ended by ``end``, and the network is not sealed: the
-in-process socket guard (``toolchaos._internal.isolation``) is all that stands between an
+in-process socket guard (``toolchaos._plumbing.isolation``) is all that stands between an
 in-process agent and the network, and a command can reach any host. (The command then
 leads a session of its own, so ``end`` reaches whatever it starts in that session.)
 """

@@ -67,7 +67,7 @@ from typing import Any, TypeVar
 
 import freezegun
 import freezegun.api as _fz
-from toolchaos._internal.pydantic_time import patch_pydantic
+from toolchaos._plumbing.pydantic_time import patch_pydantic
 
 EPOCH = _dt.datetime(2026, 1, 1, 0, 0, 0)  # every run's virtual time starts here (naive UTC)
 _real_sleep = time.sleep
@@ -100,8 +100,8 @@ class VirtualClock:
 
 # freezegun's module scan leaves these alone, so references they took to the real
 # functions stay real (test-runner durations, hypothesis deadlines, the watchdog).
-REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "toolchaos._internal.clock",
-                     "toolchaos._internal.watchdog", "bench_", "benchmarks")
+REAL_TIME_MODULES = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "toolchaos._plumbing.clock",
+                     "toolchaos._plumbing.watchdog", "bench_", "benchmarks")
 
 
 _STARTED_IN = "_toolchaos_clock"  # on a Thread: the run's clock that was active when it was started
@@ -443,7 +443,7 @@ def _patch_thread_start() -> None:
 def _patch_sleeps() -> None:
     swaps = {id(_real_sleep): _virtual_sleep, id(_real_async_sleep): _virtual_async_sleep}
     for name, module in list(sys.modules.items()):
-        if module is None or name.startswith(("freezegun", "toolchaos._internal.clock", "threading", "asyncio.base")):
+        if module is None or name.startswith(("freezegun", "toolchaos._plumbing.clock", "threading", "asyncio.base")):
             continue
         try:
             items = list(vars(module).items())

@@ -4,7 +4,7 @@ The watchdog ends a run that made no progress for its limit. "No progress for 5 
 verdict about the agent when the agent could run for those 5 s: on a loaded machine a
 runnable thread waits its turn for a CPU, and a stopped process (SIGSTOP, Ctrl-Z, a debugger)
 does not run at all. So the watchdog asks a *lost-time clock* how much of the real time that
-passed the run could not use, and counts only the rest (``toolchaos._internal.watchdog``):
+passed the run could not use, and counts only the rest (``toolchaos._plumbing.watchdog``):
 
 - ``thread_clock()``, for a run in this process: the run thread's time spent runnable but
   waiting for a CPU (the second field of its ``schedstat``). A thread blocked in a call (a
@@ -30,7 +30,7 @@ import os
 import threading
 from collections.abc import Callable
 
-from toolchaos._internal.clock import real_monotonic
+from toolchaos._plumbing.clock import real_monotonic
 
 __all__ = ["Lost", "LostClock", "ProcessClock", "could_run", "nothing_lost", "thread_clock"]
 

@@ -22,7 +22,7 @@ __all__ = ["ALLOWED", "ALLOWED_PREFIXES", "check_names", "inherited", "split_nam
 
 # PATH: the program and what it runs are found there (a virtualenv's python finds its packages
 # from its own path, without VIRTUAL_ENV). LANG, LANGUAGE, LC_*: text encoding and messages.
-# TZ: the harness's time zone (UTC during a run: toolchaos._internal.clock). TMPDIR: a
+# TZ: the harness's time zone (UTC during a run: toolchaos._plumbing.clock). TMPDIR: a
 # temporary folder the platform allows (macOS sets one per user). COVERAGE_PROCESS_START and
 # COVERAGE_PROCESS_CONFIG: coverage.py's settings for measuring subprocesses, so a Python agent
 # under `coverage run -m pytest` is measured too.

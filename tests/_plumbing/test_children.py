@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 
 GRACE = 0.3
 SLACK = 1.0  # real seconds past the grace a loaded CI machine may take to kill and reap

@@ -1,6 +1,6 @@
 """Isolation: no real network during a run, and no socket that can hang the harness.
 
-Installed once per process (like virtual time, see ``toolchaos._internal.clock``) by patching
+Installed once per process (like virtual time, see ``toolchaos._plumbing.clock``) by patching
 ``socket.socket.connect``, ``socket.socket.connect_ex``, ``socket.create_connection`` and
 ``socket.getaddrinfo``. The patches do nothing outside a run. During a run:
 
@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from toolchaos._internal import watchdog as _watchdog
+from toolchaos._plumbing import watchdog as _watchdog
 from toolchaos.errors import NetworkBlocked
 
 MARGIN = 0.25  # past the deadline: the watchdog ends the run first, as WATCHDOG, when it can

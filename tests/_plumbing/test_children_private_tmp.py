@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from toolchaos._internal import children
+from toolchaos._plumbing import children
 
 SCRATCH = f"scratch-of-a-child-{uuid.uuid4().hex}"  # what a child writes in its temporary folder (xdist: one per worker)
 

@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from toolchaos import policies, run
-from toolchaos._internal import clock
+from toolchaos._plumbing import clock
 from toolchaos.fake_tools import catalogue
 
 LOCAL_TIME_AGENT = textwrap.dedent("""
