@@ -148,8 +148,10 @@ def test_the_plan_keeps_the_entries_the_command_names(runs: tuple[Path, Path], t
                                   {"PATH": f"/usr/bin{os.pathsep}{tmp_path}/bin", "HOME": "/elsewhere"}, mine)
     kept = {entry: kind for entry, kind, _ in plan.keep}
     top = os.path.join(temp, os.path.relpath(os.path.realpath(tmp_path), temp).split(os.sep)[0])
-    # its working directory (and the script in it), the --flag=value, the folder on PATH: each entry once
-    assert kept == {str(mine): "dir", str(theirs): "dir", top: "dir"}, kept
+    # its working directory (and the script in it), the --flag=value, the folder on PATH: each entry once; and the
+    # caller's own working directory, entered again once the folders are in place (a checkout under /tmp, say)
+    ours = children._entry_below(os.path.realpath(os.getcwd()), [temp])
+    assert kept == {str(mine): "dir", str(theirs): "dir", top: "dir", **({ours: "dir"} if ours else {})}, kept
     assert temp in [folder for folder, _ in plan.hide] and plan.cwd == os.getcwd() and plan.notes == ()
     assert children._entry_below(temp, [temp]) is None  # the folder itself is hidden, not kept
 
