@@ -14,7 +14,10 @@ WASTE_LEVELS = ("none", "low", "high")
 # What a scenario is about (its ``category``), and how bad its failure is (``severity``, most severe first).
 # A registered invariant declares both: what a fuzz regression that breaks it counts as.
 CATEGORIES = ("loops", "error_classes", "side_effects", "budgets", "legit", "resume", "custom")
-SEVERITIES = ("critical", "major", "minor")
+SEVERITIES = ("critical", "major", "minor", "advisory")
+# ``advisory``: reported apart and required by no certification level; the scenario says why
+# (a demand beyond what sound published runtimes do, e.g. a wait carried only in quota headers).
+ADVISORY = "advisory"
 REPORT_FIELDS = ("state", "guard", "reason", "completed", "unmet_precondition", "last_checkpoint",
                  "resume_condition", "next_allowed_action")
 # The same fields as published stop-report designs spell them (the LoopGuard design's StopReport:

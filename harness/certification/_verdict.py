@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from toolchaos._engine import RunResult
+from toolchaos._internal.types import SEVERITIES
 from toolchaos.certification._grade import Grade
 from toolchaos.invariants import Violation
 
@@ -16,7 +17,7 @@ class ScenarioVerdict:
     id: str
     title: str
     category: str  # loops | error_classes | side_effects | budgets | legit | resume | ...
-    severity: str  # critical | major | minor
+    severity: str  # critical | major | minor | advisory (required by no level)
     result: RunResult
     violations: list[Violation]
     expect: list[Any] = field(default_factory=list)  # the invariants checked
@@ -42,11 +43,8 @@ class ScenarioVerdict:
         return min((_capped(v.severity, self.severity) for v in self.violations), key=_rank)
 
 
-_SEVERITIES = ("critical", "major", "minor")  # most severe first
-
-
 def _rank(severity: str) -> int:
-    return _SEVERITIES.index(severity) if severity in _SEVERITIES else len(_SEVERITIES)
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)  # most severe first
 
 
 def _capped(cap: str | None, severity: str) -> str:

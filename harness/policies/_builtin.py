@@ -449,6 +449,9 @@ class Explore(_Base):
         if not queries:
             raise PolicyError("explore: queries must not be empty", field="queries")
         self.tool, self.queries = _check_tool(self.name, tool), [_check_args(self.name, q) for q in queries]
+        if goal is not None and (type(goal) is not int or goal < 1):  # a count it compares with: text would crash a run
+            raise PolicyError(f"explore: goal must be a positive integer (the new facts that end the exploration), "
+                              f"got {goal!r}", field="goal")
         self.goal = goal if goal is not None else len(self.queries)
 
     def next(self, view: ModelView) -> Decision:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from toolchaos._internal.types import ADVISORY
 from toolchaos.errors import AgentRefError, FuzzFailed, ScenarioError, ScenarioFailed, printable
 from toolchaos.pytest_plugin import _lazy
 from toolchaos.pytest_plugin._options import naming, option
@@ -295,12 +296,15 @@ class _Rendered:
 
 
 def _xfail_below_required(config: pytest.Config, verdict: Verdict) -> None:
-    """Under ``--chaos-require=LEVEL`` a failure below the level is an xfail: pytest's tally matches the exit status."""
+    """Under ``--chaos-require=LEVEL`` a failure below the level is an xfail: pytest's tally matches the exit status.
+    An advisory failure is one always: no level requires it."""
     level = option(config, "require")
+    severity = str(verdict.failure_severity or verdict.severity)
+    if severity == ADVISORY:
+        pytest.xfail(f"advisory scenario failed, required by no level: {verdict.id}")
     if level is None:
         return
     needed = _lazy.required_severities(str(level))
-    severity = str(verdict.failure_severity or verdict.severity)
     if needed is not None and severity not in needed:
         pytest.xfail(f"{severity} scenario failed, below the required level {level} "
                      f"({naming(config).flag('require')}={level}): {verdict.id}")

@@ -23,7 +23,7 @@ from toolchaos import invariants as I
 from toolchaos._agents import Capabilities, kinds, missing
 from toolchaos._engine import safe_name
 from toolchaos._internal.events import Event
-from toolchaos._internal.types import WASTE_LEVELS, report_value
+from toolchaos._internal.types import ADVISORY, SEVERITIES, WASTE_LEVELS, report_value
 from toolchaos.invariants import fault_coverage
 from toolchaos.reports._cost import PriceTable, price_table, scenario_cost, suite_cost
 from toolchaos.reports._diff import diff_reports, load_report
@@ -31,13 +31,13 @@ from toolchaos.reports._levels import (
     LEVEL_ORDER,
     LEVELS,
     NOT_APPLICABLE,
-    SEVERITIES,
     Row,
     check_level,
     could_not_call,
     level_reached,
     meets,
     not_applicable,
+    required,
     required_severities,
     rows,
     verdict_status,
@@ -52,7 +52,8 @@ SCHEMA = "toolchaos.report"
 SCHEMA_VERSION = 5  # 5: trials, required_pass_k, a scenario's trial;
 # shard (a shard's level and totals cover its part of the suite only); needs, not_applicable
 # (verdict n/a: a scenario needing what the agent's kind lacks), totals.applicable, agent_kind's capabilities;
-# figures.side_requests (side requests are no longer model turns);
+# figures.side_requests (side requests are no longer model turns); advisory, severity_why (the level
+# all requires no advisory scenario);
 # 4: foreign_attempts
 # (none recorded means none); 3: agent commit, description, first_broken, tokens, cost, coverage, baseline; 2: grade, waste
 
@@ -173,6 +174,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "description": str(getattr(scenario, "description", "") or "") or None,
         "category": v.category,
         "severity": v.severity,
+        "severity_why": getattr(scenario, "severity_why", None),  # why it has its severity (advisory: must say)
         "verdict": verdict_status(v),
         "failure_severity": v.failure_severity,  # what the failure counts as for levels (a false COMPLETED: major)
         "file": _scenario_file(v.path),
@@ -295,10 +297,18 @@ def _levels(sev_rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
     out = {}
     for level in LEVEL_ORDER:
         need = required_severities(level)
-        required = [ok for sev, ok in sev_rows if need is None or sev in need]
-        out[level] = {"reached": meets(sev_rows, level), "scenarios": len(required), "passed": sum(required),
+        counted = [ok for sev, ok in sev_rows if required(sev, need)]
+        out[level] = {"reached": meets(sev_rows, level), "scenarios": len(counted), "passed": sum(counted),
                       "meaning": LEVELS[level]}
     return out
+
+
+def _advisory(scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The advisory scenarios, apart from every level: how many applied, passed, and each failure with its id."""
+    judged = [s for s in scenarios if s["severity"] == ADVISORY and s["verdict"] != NOT_APPLICABLE]
+    return {"scenarios": len(judged), "passed": sum(s["verdict"] == "pass" for s in judged),
+            "failed": [s["id"] for s in judged if s["verdict"] != "pass"],
+            "meaning": "reported apart, required by no level: each scenario's severity_why says why"}
 
 
 def _agent(m: RunMeta, scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -375,6 +385,7 @@ def build_report(entries: Iterable[Entry], meta: RunMeta | Mapping[str, Any] | N
         # the scenarios that did not apply to the agent's kind, each with why: the certificate names them
         "not_applicable": [{"id": sid, "reason": why} for sid, why in not_applicable(scenarios)],
         "levels": _levels(sev_rows),
+        "advisory": _advisory(scenarios),  # required by no level, so reported apart
         "totals": _totals(scenarios),
         "waste": _waste(scenarios),
         "cost": suite_cost(scenarios, table),

@@ -43,6 +43,8 @@ from toolchaos._internal.trace import Trace
 from toolchaos.reports._charts import category_chart, cost_svg, scenario_chart
 from toolchaos.reports._cost import usd
 from toolchaos.reports._markdown import (
+    advisory,
+    advisory_text,
     agent_text,
     applicable_text,
     cost_text,
@@ -525,7 +527,7 @@ def _summary(report: Mapping[str, Any]) -> str:
         out.append(f"<tr><td><b>{e(name)}</b>{req}</td><td>{e(lv['meaning'])}</td>"
                    f"<td class=\"n\">{lv['passed']}/{lv['scenarios']}</td>"
                    f"<td>{'<span class=yes>yes</span>' if lv['reached'] else '<span class=no>no</span>'}</td></tr>")
-    out += ["</table>", "<h2>By category</h2>",
+    out += ["</table>", *_advisory(report), "<h2>By category</h2>",
             "<table class=\"categories\"><tr><th>Category</th><th>Scenarios</th><th>Passed</th><th>Failed</th>"
             "<th>Critical</th><th>Major</th><th>Minor</th></tr>"]
     for c in report["categories"]:
@@ -696,6 +698,16 @@ def _trace_details(s: Mapping[str, Any], events: Sequence[Event]) -> list[str]:
             f"<pre>{e(table)}</pre></details>"]
 
 
+def _advisory(report: Mapping[str, Any]) -> list[str]:
+    """The advisory scenarios' tally beside the levels, and which failed: reported apart, required by none."""
+    text = advisory_text(report)
+    if text is None:
+        return []
+    failed = report["advisory"]["failed"]
+    links = ", ".join(f'<a href="#{anchor(sid)}"><code>{e(sid)}</code></a>' for sid in failed)
+    return [f'<p class="advisory">{e(text)}{"; failed: " + links if failed else ""}.</p>']
+
+
 def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
     v = s["verdict"]
     out = [f'<article class="scenario {_css(v)}" id="{anchor(s["id"])}" data-id="{e(s["id"])}" '
@@ -707,6 +719,8 @@ def _scenario(s: Mapping[str, Any], events: Sequence[Event]) -> str:
         out += [f"<p>Not applicable, not run: {e((s.get('not_applicable') or {}).get('reason'))}.</p>", "</article>"]
         return "\n".join(out)
     out.append(f"<p>{_md_inline(ended_line(s))}.</p>")
+    if advisory(s):
+        out.append(f'<p class="advisory">Advisory, required by no level: {e(s.get("severity_why"))}</p>')
     if s.get("description"):
         out.append(f'<p class="description">{e(s["description"])}</p>')
     if s.get("reason"):

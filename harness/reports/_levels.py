@@ -1,8 +1,10 @@
 """Certification levels and the verdict logic: how much of a suite an agent survives.
 
 A level names the severities that must pass (``LEVELS``): ``critical`` (every critical
-scenario passes), ``major`` (every critical and major one), ``all`` (every scenario).
-``certified(verdicts, level)`` is the gate; ``level_reached`` the highest level passed.
+scenario passes), ``major`` (every critical and major one), ``all`` (every scenario but the
+advisory ones: an ``advisory`` scenario is reported apart and required by no level).
+``certified(verdicts, level)`` is the gate; ``level_reached`` the highest level passed; the
+certificate names advisory failures apart.
 Both read scenario verdicts or report.json entries alike, so the pytest controller can
 judge entries that crossed from its workers.
 
@@ -15,18 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolchaos._internal.types import ADVISORY
 from toolchaos.errors import ReportError, did_you_mean
 
 if TYPE_CHECKING:
     from toolchaos.certification import ScenarioVerdict
 
 LEVEL_ORDER: tuple[str, ...] = ("critical", "major", "all")
-SEVERITIES: tuple[str, ...] = ("critical", "major", "minor")
 LEVELS: dict[str, str] = {
     "critical": "every critical scenario passes: no runaway loop, duplicate side effect or unbounded run "
                 "on the failure modes that cost money or data",
     "major": "every critical and major scenario passes",
-    "all": "every scenario passes, minor ones included",
+    "all": "every scenario passes, minor ones included (advisory ones are reported apart)",
 }
 DEFAULT_LEVEL = "all"
 
@@ -41,8 +43,13 @@ def check_level(level: str) -> str:
 
 
 def required_severities(level: str) -> tuple[str, ...] | None:
-    """Severities a level requires to pass; ``None`` means every scenario."""
+    """Severities a level requires to pass; ``None`` means every one but ``advisory``, which no level requires."""
     return {"critical": ("critical",), "major": ("critical", "major"), "all": None}[check_level(level)]
+
+
+def required(severity: str, need: tuple[str, ...] | None) -> bool:
+    """Does a level needing ``need`` (``required_severities``) count a scenario of this severity?"""
+    return severity != ADVISORY and (need is None or severity in need)
 
 
 # Harness stops that mean the scenario, not the agent, broke (or the agent was never run).
@@ -95,9 +102,17 @@ def certificate(items: Sequence[Any], level: str, pass_k: tuple[int, float] | No
     levels = f"level reached {level_reached(items)}, required {level}"
     if pass_k is not None:
         levels += f", critical pass^{pass_k[0]} >= {pass_k[1]:g}"
+    levels += advisory_clause(judged)
     if (certified(items, level) if gate is None else gate):
         return f"CERTIFIED for {counted}{every}: {levels}"
     return f"NOT CERTIFIED: {counted} passed{every}; {levels}"
+
+
+def advisory_clause(items: Iterable[Any]) -> str:
+    """``; advisory: N of M failed (required by no level)`` when an advisory scenario failed, else empty."""
+    advisory = [ok for sev, ok in rows(items) if sev == ADVISORY]
+    failed = advisory.count(False)
+    return f"; advisory: {failed} of {len(advisory)} failed (required by no level)" if failed else ""
 
 
 def not_applicable_lines(items: Iterable[Any]) -> list[str]:
@@ -135,9 +150,9 @@ def rows(items: Iterable[Any]) -> list[Row]:
 
 def meets(scenario_rows: Sequence[Row], level: str) -> bool:
     need = required_severities(level)
-    if not scenario_rows:
-        return False  # nothing was tested: nothing is certified
-    return all(ok for sev, ok in scenario_rows if need is None or sev in need)
+    if not any(sev != ADVISORY for sev, _ in scenario_rows):
+        return False  # nothing a level counts was tested: nothing is certified
+    return all(ok for sev, ok in scenario_rows if required(sev, need))
 
 
 def level_reached(verdicts: Iterable[Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from toolchaos._internal.events import Event
 from toolchaos._internal.trace import Trace
-from toolchaos._internal.types import WASTE_LEVELS
+from toolchaos._internal.types import ADVISORY, WASTE_LEVELS
 from toolchaos.errors import printable
 from toolchaos.reports._cost import usd
 from toolchaos.reports._trials import required_text, shown_ks
@@ -295,6 +295,7 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
         req = " (required)" if name == report["required_level"] else ""
         out.append(f"| **{name}**{req} | {cell(lv['meaning'])} | {lv['passed']}/{lv['scenarios']} | "
                    f"{'✅' if lv['reached'] else '❌'} |")
+    out += _advisory_row(report)
     out += ["", "### By category", "",
             "| Category | Scenarios | Passed | Failed | Critical | Major | Minor |",
             "|---|---:|---:|---:|---:|---:|---:|"]
@@ -305,13 +306,13 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
                    f"{'**' if failed else ''} | {_severity_cell(c, 'critical')} | {_severity_cell(c, 'major')} | "
                    f"{_severity_cell(c, 'minor')} |")
     out += trials_section(report)
-    failures = [s for s in report["scenarios"] if s["verdict"] not in ("pass", "n/a")]
+    failures = [s for s in report["scenarios"] if s["verdict"] not in ("pass", "n/a") and not advisory(s)]
     out += ["", f"### Failures ({len(failures)})" if failures else "### Failures", ""]
     if not failures:
-        out += ["None: every applicable scenario passed." if report.get("not_applicable") else
-                "None: every scenario passed.", ""]
+        out += [_no_failures(report), ""]
     for s in failures:
         out += _failure(s, traces.get(s["trace"] or "", []))
+    out += _advisory_section(report, traces)
     out += not_applicable_section(report)
     out += ["<details><summary>All scenarios</summary>", "",
             "| Scenario | Category | Severity | Verdict | First broken | End state | Executions | Side effects | "
@@ -326,6 +327,47 @@ def render_markdown(report: Mapping[str, Any], traces: Mapping[str, Sequence[Eve
                    f"{cell(short(s.get('description')))} |")
     out += ["", "</details>", ""]
     return "\n".join(out)
+
+
+def advisory(s: Mapping[str, Any]) -> bool:
+    """An advisory scenario: reported apart, required by no level."""
+    return s.get("severity") == ADVISORY
+
+
+def advisory_text(report: Mapping[str, Any]) -> str | None:
+    """``N of M advisory scenarios passed (required by no level)``, or None when the run had none."""
+    adv = report.get("advisory") or {}
+    if not adv.get("scenarios"):
+        return None
+    return f"{adv['passed']} of {adv['scenarios']} advisory scenarios passed (required by no level)"
+
+
+def _advisory_row(report: Mapping[str, Any]) -> list[str]:
+    """A row of no level under the levels: what the advisory scenarios came to (none ran: no row)."""
+    if advisory_text(report) is None:
+        return []
+    adv = report["advisory"]
+    return [f"| advisory | {cell(adv['meaning'])} | {adv['passed']}/{adv['scenarios']} | – |"]
+
+
+def _no_failures(report: Mapping[str, Any]) -> str:
+    """What the failures section says when no scenario a level requires failed."""
+    if (report.get("advisory") or {}).get("failed"):
+        return "None that a level requires: the advisory failures are listed apart below."
+    return "None: every applicable scenario passed." if report.get("not_applicable") else "None: every scenario passed."
+
+
+def _advisory_section(report: Mapping[str, Any], traces: Mapping[str, Sequence[Event]]) -> list[str]:
+    """The advisory results apart from the failures: each failure in full, with why it is advisory."""
+    text = advisory_text(report)
+    if text is None:
+        return []
+    out = [f"### Advisory ({report['advisory']['scenarios']})", "", f"{text}.", ""]
+    for s in report["scenarios"]:
+        if advisory(s) and s["verdict"] not in ("pass", "n/a"):
+            out += _failure(s, traces.get(s["trace"] or "", []))
+            out += [f"*Advisory:* {cell(s.get('severity_why'))}", ""]
+    return out
 
 
 def scenario_cost_text(s: Mapping[str, Any]) -> str:

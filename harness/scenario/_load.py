@@ -32,6 +32,7 @@ from toolchaos import _agents as agents
 from toolchaos import invariants as _invariants
 from toolchaos._internal.files import MAX_LOG_BYTES, read_capped
 from toolchaos._internal.limits import Budgets, Ceiling
+from toolchaos._internal.types import ADVISORY
 from toolchaos.errors import AgentRefError, ApiFaultError, FuzzSpecError, ScenarioError, did_you_mean
 from toolchaos.fake_tools import FakeTool
 from toolchaos.scenario._context import IMPORTS_HINT, Context, import_ref
@@ -73,6 +74,10 @@ IMPLICIT = (*_invariants.DEFAULT, _invariants.FaultsFired())
 
 
 def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: str | None, line: int) -> Scenario:
+    if spec.severity == ADVISORY and not (spec.severity_why or "").strip():
+        raise ctx.error("an advisory scenario is required by no level, so it must say why: add `severity_why:` "
+                        "(what sound runtimes do instead), or give it a levelled severity (critical, major, minor)",
+                        ["severity"], root=root)
     tools = build_tools(spec.tools, ctx, ["tools"], root)
     policy = build_policy(root["policy"], ctx, ["policy"], root)
     check_policy_tools(policy, tools, ctx, ["policy"], root)
@@ -98,7 +103,8 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
         id=spec.id, title=spec.title, description=spec.description.strip(), category=spec.category,
         severity=spec.severity, tags=tuple(spec.tags), seed=spec.seed, task=spec.task, agent=agent,
         tools=tools, policy=policy, expect=tuple(expect), budgets=budgets, ceiling=ceiling, restart=restart,
-        variant=variant, path=ctx.path, content_hash=digest, line=line, spec=spec, fuzz=fuzz,
+        variant=variant, path=ctx.path, content_hash=digest, line=line,
+        severity_why=" ".join((spec.severity_why or "").split()) or None, spec=spec, fuzz=fuzz,
         world=plain(root.get("world")) or {}, useful=_useful(spec.useful), api_faults=api_faults,
         needs=_needs(spec), trials=spec.trials)
 

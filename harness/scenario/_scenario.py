@@ -67,6 +67,7 @@ class Scenario:
     variant: str | None = None
     path: Path | None = None
     content_hash: str = ""
+    severity_why: str | None = None  # why it has its severity: an advisory scenario must say
     line: int = 1  # where the scenario (or its variant) starts
     spec: ScenarioSpec | None = field(default=None, repr=False, compare=False)
     fuzz: Any = None  # a toolchaos.fuzzing.FuzzSpec when the file has a `fuzz:` block

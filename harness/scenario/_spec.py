@@ -182,7 +182,8 @@ class VariantSpec(_Model):
     id: str = Field(pattern=_ID, max_length=80)
     title: str | None = None
     description: str | None = None
-    severity: Literal["critical", "major", "minor"] | None = None
+    severity: Literal["critical", "major", "minor", "advisory"] | None = None
+    severity_why: str | None = None
     tags: list[str] | None = None
     seed: int | None = Field(None, ge=0)
     task: str | None = None
@@ -208,7 +209,9 @@ class ScenarioSpec(_Model):
     title: str = Field(description="one line: what goes wrong")
     description: str = Field("", description="why it matters, what a correct runtime does")
     category: Literal["loops", "error_classes", "side_effects", "budgets", "legit", "resume", "custom"] = "custom"
-    severity: Literal["critical", "major", "minor"] = "major"
+    severity: Literal["critical", "major", "minor", "advisory"] = Field(
+        "major", description="how bad a failure is; advisory: reported apart, required by no level")
+    severity_why: str | None = Field(None, description="why the scenario has its severity; required for advisory")
     tags: list[str] = Field(default_factory=list)
     seed: int = Field(0, ge=0, description="same seed, byte-identical trace")
     trials: int = Field(1, ge=1, le=MAX_TRIALS,

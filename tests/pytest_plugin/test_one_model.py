@@ -71,6 +71,19 @@ def test_require_a_failure_below_the_level_is_an_xfail_and_the_run_passes(pytest
     assert res.ret == 1
 
 
+def test_an_advisory_failure_is_an_xfail_at_every_level(pytester: pytest.Pytester) -> None:
+    advisory = "advisory\nseverity_why: asks more than sound runtimes do"
+    pytester.makefile(".chaos.yaml", advice=LOOP.format(severity=advisory, agent="agent: builtin:naive\n"),
+                      sound=LOOP.format(severity="critical", agent="agent: builtin:guarded\n").replace("timeout-loop",
+                                                                                                      "sound-loop"))
+    for args in ((), ("--chaos-require=all",)):
+        res = pytester.runpytest("--chaos", *args, "-rx")
+        res.assert_outcomes(passed=1, xfailed=1)
+        assert res.ret == 0
+        res.stdout.fnmatch_lines(["*advisory scenario failed, required by no level: timeout-loop*"])
+    res.stdout.fnmatch_lines(["CERTIFIED for 1 of 2 applicable scenarios*; advisory: 1 of 1 failed (required by no level)"])
+
+
 def test_a_certification_node_id_runs_again_as_printed(pytester: pytest.Pytester) -> None:
     node = "toolchaos_scenarios/certification/budget-steps.chaos.yaml::budget-steps"
     res = pytester.runpytest(node, "-v")

@@ -60,6 +60,8 @@ def rows(*pairs: tuple[str, str]) -> list[dict[str, str]]:
     (rows(("critical", "error"), ("major", "pass")), "none"),
     (rows(("major", "pass"), ("minor", "fail")), "major"),  # no critical scenario: critical holds vacuously
     (rows(("critical", "pass"), ("odd", "fail")), "major"),  # an unknown severity only counts for "all"
+    (rows(("critical", "pass"), ("minor", "pass"), ("advisory", "fail")), "all"),  # advisory: required by no level
+    (rows(("advisory", "pass"),), "none"),  # only advisory ones tested: nothing a level counts
     ([], "none"),  # nothing tested: nothing certified
 ])
 def test_level_reached_is_the_highest_level_whose_scenarios_all_pass(items: list[dict[str, str]],

@@ -181,6 +181,7 @@ def test_at_least_a_thousand_variants_of_every_bundled_scenario_load_or_fail_loc
     ("task: !!bool maybe", "cannot read the value 'maybe' as the tag !!bool asks"),
     ("policy: {stubborn: {tool: [], args: {}}}", "policy"),
     ("policy: {stubborn: {tool: {a: 1}}}", "policy"),
+    ("policy: {explore: {tool: search, queries: [{query: q}], goal: x}}", "goal must be a positive integer"),
     ("expect: [{bounded: {virtual_seconds: .nan}}]", ".nan is not a finite number"),
     ("expect: [{bounded: {executions: .inf}}]", ".inf is not a finite number"),
     ("ceiling: {real_seconds: .inf}", ".inf is not a finite number"),
