@@ -274,7 +274,8 @@ def test_a_registration_without_what_the_fuzzer_and_its_yaml_need_is_an_error() 
         INVARIANTS.register(AtMostTurns, severity="minor")(at_most_turns)
     with pytest.raises(TypeError, match="invariant 'at_most_turns' is registered without severity="):
         INVARIANTS.register(AtMostTurns, category="loops")(at_most_turns)
-    with pytest.raises(ValueError, match="severity='minr': expected one of critical, major, minor, advisory; did you mean 'minor'"):
+    with pytest.raises(ValueError,
+                       match="severity='minr': expected one of critical, major, minor, advisory; did you mean 'minor'"):
         INVARIANTS.register(AtMostTurns, category="loops", severity="minr")(at_most_turns)
     assert "throttled" not in FAULTS and "hesitant" not in POLICIES and "at_most_turns" not in INVARIANTS
 
