@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolchaos._engine import default_for_certification
-from toolchaos._internal.version import VERSION
 from toolchaos.cli import _lazy
 from toolchaos.cli._run import (
     AGENT_REF_HELP,
@@ -101,7 +100,9 @@ def _run(args: argparse.Namespace) -> int:
     what = "scenarios passed" if judged == len(verdicts) else (f"applicable scenarios passed, "
                                                               f"{len(verdicts) - judged} not applicable")
     print(f"\n{args.agent}: {passed}/{judged} {what}{errors_note(verdicts)}", file=sys.stderr)
-    suite_meta = {"suite": "custom"} if args.suite else {"suite": "certification", "suite_version": VERSION}
+    # the bundled suite's own version, as pytest --chaos-certify writes it: shards of both merge as one run
+    suite_meta = ({"suite": "custom"} if args.suite
+                  else {"suite": "certification", "suite_version": _lazy.SUITE_VERSION})
     return finish_command(args, verdicts, {"agent": args.agent, "seed": 0, "started": started, "shard": shard,
                                            **suite_meta})
 
