@@ -107,3 +107,32 @@ def test_an_sdk_agent_that_skips_a_call_is_read_from_the_record_over_the_wire() 
     shown = r.trace.model_events[-1]["shown"]
     assert [s["read_as"] for s in shown] == ["refused"]
     assert r.answer == "I cannot complete the task: the runtime refused fetch_invoice (not_executed)."
+
+
+def test_a_skipped_duplicate_of_a_sent_email_reads_as_done_over_the_wire() -> None:
+    """The email went out and its answer came back; the limit's message in place of a resend is the work done."""
+
+    def sdk_loop(task: str, env: Any) -> Any:
+        client = env.openai()
+        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+        sent = False
+        for _ in range(6):
+            message = client.chat.completions.create(model="m", messages=messages,
+                                                     tools=env.openai_tools).choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return message.content
+            for call in message.tool_calls:
+                if sent:
+                    content = LIMIT.format(tool=call.function.name)
+                else:
+                    sent, content = True, json.dumps(env.call(call.function.name, json.loads(call.function.arguments)))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        return None
+
+    email = {"to": "ana@example.com", "subject": "Order", "body": "On its way."}
+    script = policies.scripted([{"call": "send_email", "args": email}, {"call": "send_email", "args": email},
+                                {"final": "Sent once."}])
+    r = wire.run(sdk_loop, task="t", tools=[catalogue.get("send_email")], policy=script)
+    assert r.ledger.applied("send_email") == 1 and r.answer == "Sent once."
+    assert [s["read_as"] for s in r.trace.model_events[-1]["shown"]] == ["duplicate"]

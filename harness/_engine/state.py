@@ -91,8 +91,11 @@ class RunState:
         """
         out: dict[str, Handled] = {}
         served, outcomes = self.served, []
+        unrun: list[Any] = []
+        turn: Any = None
         for e in reversed(self.events):
             if e["kind"] == "model":
+                turn = e
                 break
             if e["kind"] == "tool":
                 cid = e["call_id"]
@@ -105,8 +108,35 @@ class RunState:
                 cid = e["call_id"]
                 if cid is not None and cid not in out:
                     out[cid] = Handled.of(e["kind"], e.get("guard"))
+                    unrun.append(e)
+        for e in unrun:  # rare: a few refusals in a run, so the ledger is read only then
+            if not out[e["call_id"]].executed and self._applied_before(e, turn):
+                out[e["call_id"]] = Handled.of(e["kind"], e.get("guard"), duplicate=True)
         outcomes.reverse()
         return out, outcomes
+
+    def _applied_before(self, e: Any, turn: Any) -> bool:
+        """Whether a call that was not run repeats an operation whose effect applied and was answered (done).
+
+        The operation is the tool and its operation key (the idempotency key's value, else the
+        fingerprint), from the arguments the model asked with: the same key the ledger counts by.
+        Answered: the effect's response came back (ledger status ``ok``), so the model had read
+        the success before; after a timeout nobody knew the work was done, and a refused retry
+        reads as any refusal.
+        """
+        tool = self.tools.get(e["tool"])
+        if tool is None or not tool.side_effect:
+            return False
+        args = e.get("args")
+        for asked in (turn or {}).get("asked") or ():
+            if asked["id"] == e["call_id"]:
+                args = asked["args"]
+                break
+        key, name = tool.operation_key(args or {}, e["fp"]), e["tool"]
+        for effect in self.toolset.ledger.effects:
+            if effect.applied and effect.status == "ok" and effect.key == key and effect.tool == name:
+                return True
+        return False
 
     def flush_pending(self) -> None:
         """Calls the model asked for that were neither executed nor refused."""

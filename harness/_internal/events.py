@@ -41,7 +41,7 @@ class Shown(TypedDict):
 
     call_id: str
     tool: str
-    read_as: str
+    read_as: str  # ok, empty, error, refused, malformed, pending, missing; duplicate: refused, its effect applied before
     content: Any  # text clipped to 300 characters, or a number, a bool or None as sent
 
 

@@ -14,7 +14,9 @@ the fake tool returned, as the trace's tool event records it). So a refusal read
 whatever the runtime told the model ("Potential loop detected", "Tool call limit exceeded", an
 ``{"error": ...}`` mapping), and an executed call reads as what it served whatever the runtime
 wrapped it in (Codex's ``Wall time: 0.0503 seconds\nOutput:...``) or however it reworded an
-error. Two answers are taken from the runtime: a call it answered with nothing reads as
+error. A refused call that repeats a side effect already applied and answered (same tool and
+operation key, ledger status ok) reads as a refusal marked ``duplicate``: the work is done, and
+the policies go on as after a ledger's recorded result. Two answers are taken from the runtime: a call it answered with nothing reads as
 empty, and a call the harness did not execute but the runtime answered with result-shaped data
 (a ledger's recorded result) reads as that data. Over MCP, where a call carries no id, the
 served result's bytes inside the runtime's text say which call it answers.
@@ -132,6 +134,9 @@ class Feedback:
     retry_after: float | None = None
     executed: bool | None = None  # the harness's record of the call; None: no record (read from the content)
     sent: Any = None  # what the runtime sent, when a wrapper was removed from it (else None: ``content``)
+    # Refused (or not run) although its effect was already applied: the work is done, and the model
+    # reads it so, as it reads a ledger's recorded result (``Handled.duplicate``)
+    duplicate: bool = False
 
     @property
     def ok(self) -> bool:
@@ -315,13 +320,16 @@ class Handled:
     executed: bool
     code: str | None = None  # not executed: the guard a refusal named, or ``not_executed``
     served: Outcome | None = None  # executed: the outcome the harness served (None: not known)
+    # not executed, but the same operation (tool and operation key) had already applied its effect
+    duplicate: bool = False
 
     @classmethod
-    def of(cls, kind: str, guard: str | None = None, served: Outcome | None = None) -> Handled:
+    def of(cls, kind: str, guard: str | None = None, served: Outcome | None = None,
+           duplicate: bool = False) -> Handled:
         """From the trace event kind that handled the call (``tool``, ``refusal``, ``skipped``)."""
         if kind == "tool":
             return _EXECUTED if served is None else cls(True, None, served)
-        return cls(False, (guard or "refused") if kind == "refusal" else "not_executed")
+        return cls(False, (guard or "refused") if kind == "refusal" else "not_executed", None, duplicate)
 
 
 _EXECUTED = Handled(True)
@@ -443,8 +451,10 @@ def _feedback(cid: str, tool: str, call: Mapping[str, Any], content: Any, handle
     if result_shaped(shown):  # not run, but answered with data (a ledger's recorded result): read the data
         return Feedback(cid, tool, args, shown, *interpret(content), executed=False, sent=sent)
     # Prose in place of a result ("Potential loop detected ...", "Tool call limit exceeded"), an
-    # ``{"error": "You are repeating ..."}`` mapping, or nothing: the refusal it stands for.
-    return Feedback(cid, tool, args, shown, "refused", False, handled.code, None, executed=False, sent=sent)
+    # ``{"error": "You are repeating ..."}`` mapping, or nothing: the refusal it stands for. A refused
+    # duplicate of an applied effect is still a refusal, one that says the work is done.
+    return Feedback(cid, tool, args, shown, "refused", False, handled.code, None, executed=False, sent=sent,
+                    duplicate=handled.duplicate)
 
 
 def is_data(content: Any) -> bool:

@@ -65,14 +65,21 @@ def satisfied(feedback: Sequence[Feedback], needs: Sequence[str] = ()) -> bool:
     if not feedback:
         return False
     for fb in feedback:
+        if fb.duplicate:  # refused, but its effect was applied before: the work is done
+            continue
         if not fb.ok or (needs and not _needs_met(fb, needs)):
             return False
     return True
 
 
 def refused(feedback: Sequence[Feedback]) -> Feedback | None:
+    """The first refusal the model stops at: not one of a duplicate whose effect was already applied.
+
+    That one says the work is done, as a ledger's recorded result does, so the model carries on
+    with its script: a runtime may refuse a duplicate or answer it with data, judged the same.
+    """
     for fb in feedback:
-        if fb.kind == "refused":
+        if fb.kind == "refused" and not fb.duplicate:
             return fb
     return None
 

@@ -538,7 +538,7 @@ class Wire:
         sent it (clipped), since runtimes may hide a tool's error behind a fixed text.
         """
         turn: ModelTurn = self.model.complete(messages, tools, unchanged=unchanged, source=source)
-        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": fb.kind,
+        shown: list[Shown] = [{"call_id": fb.call_id, "tool": fb.tool, "read_as": "duplicate" if fb.duplicate else fb.kind,
                                "content": _clip(fb.content if fb.sent is None else fb.sent)}
                               for fb in self.model.feedback]  # as the policy read them: the run's record by call id
         if shown:
