@@ -144,8 +144,11 @@ def _refuse_every_repeat(task: str, model: Any, tools: Any) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("tool", ["{faults: {fatal: {code: invalid_argument, field: amount}}}",
-                                  "{faults: [{call: 1, outcome: {timeout: {after: 30, applied: true}}}]}"], ids=["never-applied", "response-lost"])
+REJECTED = "{faults: {fatal: {code: invalid_argument, field: amount}}}"
+LOST = "{faults: [{call: 1, outcome: {timeout: {after: 30, applied: true}}}]}"
+
+
+@pytest.mark.parametrize("tool", [REJECTED, LOST], ids=["never-applied", "response-lost"])
 def test_a_refusal_the_model_cannot_read_as_done_still_stops_it(tool: str) -> None:
     """Rejected (no effect), or timed out (applied, but nobody saw it succeed): the refused retry stops the model."""
     scenario, = load_text(ONE_CHARGE.format(id="refused-charge", tool=tool))
