@@ -57,7 +57,25 @@ class RunState:
         self.last_final: str | None = None
         self.limit: tuple[float, str] = (0.0, "")  # the watchdog's limit and who set it (RunSpec.watchdog_limit)
         self.total: tuple[float, str] = (0.0, "")  # the total real-time limit and who set it (RunSpec.total_limit)
+        self.tried: dict[Any, int] = {}  # attempts at each call of this turn, by call id and by (tool, fingerprint)
+        self.tried_step = 0
         self.sides = 0  # side events in ``events`` (a watchdog's progress count may leave them out)
+
+    def attempt(self, name: str, fp: str, call_id: str | None) -> int:
+        """Which attempt at one request this execution is: 1, or more for a transport retry.
+
+        A transport retry re-executes a call with no model turn in between: the same call id, or,
+        without one, the same tool and fingerprint (an HTTP layer retrying a request, as the
+        official SDKs do twice by default). The model's re-asks come in later turns: attempt 1.
+        """
+        if self.tried_step != self.step:  # a model turn since: every call is a new request again
+            self.tried, self.tried_step = {}, self.step
+        tried, by_tool = self.tried, (name, fp)
+        n = tried.get(by_tool if call_id is None else call_id, 0) + 1
+        tried[by_tool] = n
+        if call_id is not None:
+            tried[call_id] = n
+        return n
 
     def fp(self, name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         return self.toolset.fingerprint(name, args)

@@ -125,9 +125,13 @@ class Toolbox:
         if run.pending:  # an agent calling its tools unasked has no request to match
             call_id = run.take_request(name, fp, call_id)
         run.served[seq] = outcome  # before the event: the next turn reads the outcome with it (RunState.handled)
-        run.events.append(tool_event(run.run_id, seq, run.step, started, outcome.latency, name, call_no, norm, fp,
-                                     call_id, outcome.kind, _CLASS[outcome.cls], outcome.code, outcome.retry_after,
-                                     count if tool.side_effect else None))
+        event = tool_event(run.run_id, seq, run.step, started, outcome.latency, name, call_no, norm, fp, call_id,
+                           outcome.kind, _CLASS[outcome.cls], outcome.code, outcome.retry_after,
+                           count if tool.side_effect else None)
+        attempt = run.attempt(name, fp, call_id)
+        if attempt > 1:  # a transport retry: counted apart from the model's requests (bounded.attempts)
+            event["attempt"] = attempt
+        run.events.append(event)
         return tool, outcome
 
     def refuse(self, name: str, args: Mapping[str, Any] | None = None, *, guard: str, reason: str,

@@ -24,7 +24,7 @@ microsecond). The kinds:
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class AskedCall(TypedDict):
@@ -70,6 +70,7 @@ ToolEvent = TypedDict("ToolEvent", {
     "latency": float, "tool": str, "call_no": int, "args": dict[str, Any], "fp": str, "call_id": str | None,
     "outcome": str, "class": str, "code": str, "retry_after": float | None, "executed": Literal[True],
     "effects": int | None,
+    "attempt": NotRequired[int],  # only on a transport retry: the 2nd, 3rd... execution of one request
 })
 
 

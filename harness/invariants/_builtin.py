@@ -178,32 +178,65 @@ def _tool_events(result: FinishedRun, tool: str | None = None) -> list[ToolEvent
     return [e for e in result.trace.events if e["kind"] == "tool" and (tool is None or e["tool"] == tool)]
 
 
+def _requests(result: FinishedRun, tool: str | None = None) -> list[ToolEvent]:
+    """Executions of the calls asked for, each once: its transport retries (``attempt``) left out."""
+    return [e for e in _tool_events(result, tool) if "attempt" not in e]
+
+
+# The official OpenAI and Anthropic SDKs retry a failed request twice by default: 3 attempts.
+TRANSPORT_ATTEMPTS = 3
+
+
 class Bounded(Invariant):
-    """Bounded termination: executions (total and per tool), model turns, virtual seconds, tokens."""
+    """Bounded termination: executions (total and per tool), model turns, virtual seconds, tokens.
+
+    Executions count the requests (the model's, and the runtime's own calls), each once; a
+    transport retry (the same call executed again with no model turn in between) is bounded
+    apart, by ``attempts`` per request (default ``TRANSPORT_ATTEMPTS`` wherever executions are).
+    """
 
     name = "bounded"
 
     def __init__(self, executions: int | None = None, per_tool: Mapping[str, int] | None = None,
-                 turns: int | None = None, virtual_seconds: float | None = None, tokens: int | None = None) -> None:
+                 turns: int | None = None, virtual_seconds: float | None = None, tokens: int | None = None,
+                 attempts: int | None = None) -> None:
         for field, value in (("executions", executions), ("turns", turns), ("virtual_seconds", virtual_seconds),
-                             ("tokens", tokens), *sorted((per_tool or {}).items())):
+                             ("tokens", tokens), ("attempts", attempts), *sorted((per_tool or {}).items())):
             if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison: no bound
                 raise InvariantError(f"bounded: {field} must be a finite number, got {value!r}", field=field)
+        if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
+            raise InvariantError(f"bounded: attempts must be a positive whole number (executions of one request, "
+                                 f"retries included), got {attempts!r}", field="attempts")
         self.executions, self.per_tool = executions, dict(per_tool or {})
         self.turns, self.virtual_seconds, self.tokens = turns, virtual_seconds, tokens
+        self.attempts = attempts
+
+    @property
+    def attempts_bound(self) -> int | None:
+        """The attempts allowed per request: as given, else the SDKs' default wherever executions are bounded."""
+        if self.attempts is not None:
+            return self.attempts
+        return TRANSPORT_ATTEMPTS if self.executions is not None or self.per_tool else None
 
     def params(self) -> dict[str, Any]:
         return {k: v for k, v in (("executions", self.executions), ("per_tool", self.per_tool or None),
                                   ("turns", self.turns), ("virtual_seconds", self.virtual_seconds),
-                                  ("tokens", self.tokens)) if v is not None}
+                                  ("tokens", self.tokens), ("attempts", self.attempts)) if v is not None}
 
     def check(self, result: FinishedRun) -> list[Violation]:
         out: list[Violation] = []
         if self.executions is not None:
-            out += _count_bound("bounded.executions", _tool_events(result), self.executions, "tool executions")
+            out += _count_bound("bounded.executions", _requests(result), self.executions, "tool executions")
         for tool, bound in sorted(self.per_tool.items()):
-            out += _count_bound(f"bounded.executions[{tool}]", _tool_events(result, tool), bound,
+            out += _count_bound(f"bounded.executions[{tool}]", _requests(result, tool), bound,
                                 f"executions of {tool}")
+        attempts = self.attempts_bound
+        if attempts is not None:
+            over = next((e for e in _tool_events(result) if e.get("attempt", 1) > attempts), None)
+            if over is not None:
+                out.append(Violation("bounded.attempts", f"at most {attempts} attempts at one request "
+                                     "(the call and its transport retries, no model turn between)",
+                                     f"{over['attempt']} attempts at {over['tool']}", *_at(over)))
         if self.turns is not None:
             out += _count_bound("bounded.turns", result.trace.model_events, self.turns, "model turns")
         if self.virtual_seconds is not None and result.virtual_seconds > self.virtual_seconds + _EPS:
@@ -223,6 +256,8 @@ class Bounded(Invariant):
     def expected_text(self) -> str:
         parts = [] if self.executions is None else [f"at most {self.executions} tool executions"]
         parts += [f"at most {n} executions of {t}" for t, n in sorted(self.per_tool.items())]
+        if self.attempts is not None:  # the default (the SDKs') is said where a retry breaks it
+            parts.append(f"at most {self.attempts} attempts at each")
         if self.turns is not None:
             parts.append(f"at most {self.turns} model turns")
         if self.virtual_seconds is not None:
@@ -232,8 +267,11 @@ class Bounded(Invariant):
         return "; ".join(parts) or "bounded"
 
     def actual_text(self, result: FinishedRun) -> str:
-        parts = [] if self.executions is None else [f"{result.total_executions} tool executions"]
-        parts += [f"{result.executions.get(t, 0)} executions of {t}" for t in sorted(self.per_tool)]
+        parts = [] if self.executions is None else [f"{len(_requests(result))} tool executions"]
+        parts += [f"{len(_requests(result, t))} executions of {t}" for t in sorted(self.per_tool)]
+        retries = len(_tool_events(result)) - len(_requests(result))
+        if self.attempts_bound is not None and retries:
+            parts.append(f"{retries} transport retries besides")
         if self.turns is not None:
             parts.append(f"{result.turns} model turns")
         if self.virtual_seconds is not None:
@@ -886,12 +924,12 @@ class Terminated(Invariant):
 
 
 @INVARIANTS.register(Bounded, checks={"executions": _COUNT, "per_tool": _TOOL_COUNTS, "turns": _COUNT,
-                                      "virtual_seconds": _SECONDS, "tokens": _COUNT},
+                                      "virtual_seconds": _SECONDS, "tokens": _COUNT, "attempts": _COUNT},
                      needs="at least one bound (executions, per_tool, turns, virtual_seconds, tokens)",
                      category="budgets", severity="critical")
 def bounded(executions: int | None = None, per_tool: Mapping[str, int] | None = None, turns: int | None = None,
-            virtual_seconds: float | None = None, tokens: int | None = None) -> Invariant:
-    return Bounded(executions, per_tool, turns, virtual_seconds, tokens)
+            virtual_seconds: float | None = None, tokens: int | None = None, attempts: int | None = None) -> Invariant:
+    return Bounded(executions, per_tool, turns, virtual_seconds, tokens, attempts)
 
 
 @INVARIANTS.register(MaxSideEffects, checks={"n": _COUNT, "tool": _TOOL}, category="side_effects", severity="critical")

@@ -194,6 +194,8 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "answer": r.answer,
         "figures": {
             "executions": r.total_executions,
+            # of them, transport retries: a call executed again with no model turn between (its ``attempt``)
+            "transport_retries": sum(1 for e in r.trace.tool_events if "attempt" in e),
             "model_turns": r.turns,
             "side_requests": r.side_requests,  # answered by the wire itself (titles, loop checks): not model turns
             "refusals": sum(1 for e in events if e["kind"] == "refusal"),

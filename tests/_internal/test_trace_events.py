@@ -48,9 +48,28 @@ def test_every_kind_has_a_constructor_and_a_key_order():
 def test_a_constructor_writes_its_keys_in_the_order_of_its_kind(kind):
     event, line = SAMPLES[kind]
     assert event["kind"] == kind
-    keys = ev.KEYS[kind] if kind != "model" else ev.KEYS[kind][:-1]  # "shown" only over the wire
+    # "shown" only over the wire; "attempt" only on a transport retry
+    keys = ev.KEYS[kind] if kind not in ("model", "tool") else ev.KEYS[kind][:-1]
     assert tuple(event) == keys
     assert Trace([event]).jsonl() == line + "\n"
+
+
+def test_a_transport_retry_carries_its_attempt_last() -> None:
+    def retries(task, model, tools):  # the same call id three times, no model turn between: an HTTP layer's retries
+        turn = model.complete([{"role": "user", "content": task}], tools.specs)
+        for _ in range(3):
+            try:
+                tools.call(turn.tool_calls[0].name, turn.tool_calls[0].arguments, call_id=turn.tool_calls[0].id)
+            except Exception:
+                pass
+        return AgentResult("FAILED")
+
+    r = run(retries, task="t", tools=[catalogue.get("fetch_invoice", faults="timeout")],
+            policy=policies.stubborn("fetch_invoice", {"invoice_id": "inv_1"}))
+    tool_events = r.trace.tool_events
+    assert [e.get("attempt") for e in tool_events] == [None, 2, 3]
+    assert tuple(tool_events[1]) == ev.KEYS["tool"]
+    assert r.trace.jsonl().count('"attempt":') == 2
 
 
 def test_the_common_head_comes_first_in_every_kind():
@@ -78,4 +97,4 @@ def test_a_run_writes_each_kind_in_its_key_order():
     r = run(agent, task="t", tools=[catalogue.get("search")], policy=policies.scripted(script))
     assert [e["kind"] for e in r.trace] == ["model", "tool", "refusal", "model", "skipped", "end"]
     for e in r.trace:
-        assert tuple(e) == (ev.KEYS["model"][:-1] if e["kind"] == "model" else ev.KEYS[e["kind"]])
+        assert tuple(e) == (ev.KEYS[e["kind"]][:-1] if e["kind"] in ("model", "tool") else ev.KEYS[e["kind"]])

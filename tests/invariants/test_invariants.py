@@ -57,6 +57,47 @@ def test_bounded_per_tool_turns_seconds_tokens_fire():
                            "bounded.virtual_seconds"]
 
 
+def _transport(attempts):
+    """A runtime whose HTTP layer sends each request up to ``attempts`` times (one call id, no model turn between)."""
+
+    def agent(task, model, tools):
+        messages = [{"role": "user", "content": task}]
+        for _ in range(3):
+            turn = model.complete(messages, tools.specs)
+            messages.append(turn.as_message())
+            for call in turn.tool_calls:
+                for _ in range(attempts):
+                    result = tools.call(call.name, call.arguments, call_id=call.id)
+                    if not (isinstance(result, dict) and result.get("error")):
+                        break
+                messages.append(tool_message(call, result))
+        return AgentResult("FAILED")
+
+    return agent
+
+
+def test_bounded_counts_transport_retries_apart_and_holds_at_the_sdk_default():
+    r = stubborn_timeout(_transport(3))
+    assert r.total_executions == 9 and [e.get("attempt", 1) for e in r.trace.tool_events] == [1, 2, 3] * 3
+    assert r.violations(inv.bounded(executions=3)) == []  # 3 requests, each at the SDKs' 3 attempts
+
+
+def test_bounded_attempts_fires_past_the_default_and_past_a_stated_bound():
+    r = stubborn_timeout(_transport(5))
+    (v,) = r.violations(inv.bounded(executions=3))
+    assert v.invariant == "bounded.attempts" and v.actual == "4 attempts at fetch_invoice"
+    fourth = r.trace.tool_events[3]
+    assert (v.seq, v.step) == (fourth["seq"], fourth["step"]) and fourth["attempt"] == 4
+    assert names(stubborn_timeout(_transport(3)), inv.bounded(attempts=2)) == ["bounded.attempts"]
+    assert names(r, inv.bounded(turns=10)) == []  # no execution bound: no attempts bound either
+
+
+def test_bounded_refuses_an_attempts_bound_that_is_not_a_positive_whole_number():
+    for bad in (0, 2.5, True):
+        with pytest.raises(Exception, match="attempts must be a positive whole number"):
+            inv.bounded(executions=3, attempts=bad)
+
+
 # -- side effects ------------------------------------------------------------------------
 
 

@@ -180,7 +180,8 @@ def test_report_json_scenarios_carry_the_evidence(report: dict[str, Any]) -> Non
 def test_held_invariants_show_what_actually_happened() -> None:
     entry, _ = scenario_entry(sup.timeout_repeat("builtin:guarded"))
     actual = {i["name"]: (i["expected"], i["actual"]) for i in entry["invariants"]}
-    assert actual["bounded"] == ("at most 3 tool executions", "3 tool executions")
+    # the reference retries the timeout twice within its turn: transport retries, counted apart from the request
+    assert actual["bounded"] == ("at most 3 tool executions", "1 tool executions; 2 transport retries besides")
     assert actual["terminal_state"] == ("one of STOPPED_LOOP_GUARD, NEEDS_HUMAN", "STOPPED_LOOP_GUARD")
     assert entry["guard"] == "retry_budget" and entry["stop_report"]["guard"] == "retry_budget"
     assert entry["figures"]["refusals"] == 1
