@@ -17,8 +17,9 @@ wrapped it in (Codex's ``Wall time: 0.0503 seconds\nOutput:...``) or however it 
 error. A refused call that repeats a side effect already applied and answered (same tool and
 operation key, ledger status ok) reads as a refusal marked ``duplicate``: the work is done, and
 the policies go on as after a ledger's recorded result. Two answers are taken from the
-runtime: a call it answered with nothing reads as empty, and a call the harness did not execute but the runtime answered with result-shaped data
-(a ledger's recorded result) reads as that data. Over MCP, where a call carries no id, the
+runtime: a call it answered with nothing reads as empty, and a call the harness did not
+execute but the runtime answered with result-shaped data (a ledger's recorded result) reads as
+that data. Over MCP, where a call carries no id, the
 served result's bytes inside the runtime's text say which call it answers.
 
 ``interpret`` reads content the harness did not serve (a recorded log, a call id the runtime
