@@ -25,8 +25,12 @@ SUITE_PACKAGE = "toolchaos_scenarios"
 # carry it next to the per-file hashes, so two certifications can be compared.
 # 3: bounds with margins and a why, useful work, two scenarios added; 4: the side-effect and resume
 # scenarios say why and state their useful work, side-email-asked-repeatedly's turn bound 4 -> 6; 5: every
-# scenario declares what it needs of the agent's kind (needs:), so some are N/A to a process agent
-SUITE_VERSION = "5"
+# scenario declares what it needs of the agent's kind (needs:), so some are N/A to a process agent, and
+# the quota-header rate-limit forms are advisory; 6: transport retries bounded apart (bounded.attempts),
+# loop bounds derived with room above every published constant, a token bound with one turn of
+# overshoot, side-effect scenarios that judge a refused duplicate as a ledger's answer, pending jobs
+# that finish on virtual time (poll_interval_honoured)
+SUITE_VERSION = "6"
 
 
 def suite_root() -> Traversable:

@@ -183,8 +183,10 @@ def _requests(result: FinishedRun, tool: str | None = None) -> list[ToolEvent]:
     return [e for e in _tool_events(result, tool) if "attempt" not in e]
 
 
-# The official OpenAI and Anthropic SDKs retry a failed request twice by default: 3 attempts.
-TRANSPORT_ATTEMPTS = 3
+# The official OpenAI and Anthropic SDKs retry a failed request twice by default: 3 attempts. The
+# bound leaves one more, as every bound of the suite does above the published constant it is
+# derived from: a runtime configured one retry above the default is not the harm (docs/scenarios.md).
+TRANSPORT_ATTEMPTS = 4
 
 
 class Bounded(Invariant):
@@ -199,7 +201,7 @@ class Bounded(Invariant):
 
     def __init__(self, executions: int | None = None, per_tool: Mapping[str, int] | None = None,
                  turns: int | None = None, virtual_seconds: float | None = None, tokens: int | None = None,
-                 attempts: int | None = None) -> None:
+                 attempts: int | None = None, overshoot: int = 0) -> None:
         for field, value in (("executions", executions), ("turns", turns), ("virtual_seconds", virtual_seconds),
                              ("tokens", tokens), ("attempts", attempts), *sorted((per_tool or {}).items())):
             if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison: no bound
@@ -210,6 +212,16 @@ class Bounded(Invariant):
         self.executions, self.per_tool = executions, dict(per_tool or {})
         self.turns, self.virtual_seconds, self.tokens = turns, virtual_seconds, tokens
         self.attempts = attempts
+        if isinstance(overshoot, bool) or not isinstance(overshoot, int) or overshoot < 0:
+            raise InvariantError(f"bounded: overshoot must be a whole number of turns >= 0, got {overshoot!r}",
+                                 field="overshoot")
+        if overshoot and tokens is None:
+            raise InvariantError("bounded: overshoot is the turns the token total may run past `tokens`: "
+                                 "give tokens too", field="overshoot")
+        # Turns that may end past ``tokens``: a runtime that checks the usage each turn reports, after
+        # the turn, learns of the overrun one turn late (overshoot 1); one that counts the prompt first
+        # stops before it (0).
+        self.overshoot = overshoot
 
     @property
     def attempts_bound(self) -> int | None:
@@ -221,7 +233,8 @@ class Bounded(Invariant):
     def params(self) -> dict[str, Any]:
         return {k: v for k, v in (("executions", self.executions), ("per_tool", self.per_tool or None),
                                   ("turns", self.turns), ("virtual_seconds", self.virtual_seconds),
-                                  ("tokens", self.tokens), ("attempts", self.attempts)) if v is not None}
+                                  ("tokens", self.tokens), ("attempts", self.attempts),
+                                  ("overshoot", self.overshoot or None)) if v is not None}
 
     def check(self, result: FinishedRun) -> list[Violation]:
         out: list[Violation] = []
@@ -244,14 +257,22 @@ class Bounded(Invariant):
             out.append(Violation("bounded.virtual_seconds", f"at most {self.virtual_seconds:g} virtual seconds",
                                  f"{result.virtual_seconds:g}s", *_at(late)))
         if self.tokens is not None:
-            total = 0
+            total, past = 0, 0
             for e in result.trace.model_events:
                 total += e["tokens_in"] + e["tokens_out"]
                 if total > self.tokens:
-                    out.append(Violation("bounded.tokens", f"at most {self.tokens} tokens",
-                                         f"{result.tokens} tokens", *_at(e)))
-                    break
+                    past += 1  # turns that ended past the budget: the first may be an after-turn check's
+                    if past > self.overshoot:
+                        out.append(Violation("bounded.tokens", self._tokens_text(), f"{result.tokens} tokens",
+                                             *_at(e)))
+                        break
         return out
+
+    def _tokens_text(self) -> str:
+        if not self.overshoot:
+            return f"at most {self.tokens} tokens"
+        turns = "one turn" if self.overshoot == 1 else f"{self.overshoot} turns"
+        return f"at most {self.tokens} tokens, but for {turns} that ends past them"
 
     def expected_text(self) -> str:
         parts = [] if self.executions is None else [f"at most {self.executions} tool executions"]
@@ -263,7 +284,7 @@ class Bounded(Invariant):
         if self.virtual_seconds is not None:
             parts.append(f"at most {self.virtual_seconds:g} virtual seconds")
         if self.tokens is not None:
-            parts.append(f"at most {self.tokens} tokens")
+            parts.append(self._tokens_text())
         return "; ".join(parts) or "bounded"
 
     def actual_text(self, result: FinishedRun) -> str:
@@ -924,12 +945,14 @@ class Terminated(Invariant):
 
 
 @INVARIANTS.register(Bounded, checks={"executions": _COUNT, "per_tool": _TOOL_COUNTS, "turns": _COUNT,
-                                      "virtual_seconds": _SECONDS, "tokens": _COUNT, "attempts": _COUNT},
+                                      "virtual_seconds": _SECONDS, "tokens": _COUNT, "attempts": _COUNT,
+                                      "overshoot": _COUNT},
                      needs="at least one bound (executions, per_tool, turns, virtual_seconds, tokens)",
                      category="budgets", severity="critical")
 def bounded(executions: int | None = None, per_tool: Mapping[str, int] | None = None, turns: int | None = None,
-            virtual_seconds: float | None = None, tokens: int | None = None, attempts: int | None = None) -> Invariant:
-    return Bounded(executions, per_tool, turns, virtual_seconds, tokens, attempts)
+            virtual_seconds: float | None = None, tokens: int | None = None, attempts: int | None = None,
+            overshoot: int = 0) -> Invariant:
+    return Bounded(executions, per_tool, turns, virtual_seconds, tokens, attempts, overshoot)
 
 
 @INVARIANTS.register(MaxSideEffects, checks={"n": _COUNT, "tool": _TOOL}, category="side_effects", severity="critical")

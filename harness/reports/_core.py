@@ -156,6 +156,21 @@ def _not_applicable(v: ScenarioVerdict, needs: Sequence[str]) -> dict[str, Any] 
             "reason": reason}
 
 
+def _figures(r: Any, events: Sequence[Any]) -> dict[str, Any]:
+    """A run's counts as report.json's ``figures`` give them."""
+    return {
+        "executions": r.total_executions,
+        # of them, transport retries: a call executed again with no model turn between (its ``attempt``)
+        "transport_retries": sum(1 for e in r.trace.tool_events if "attempt" in e),
+        "model_turns": r.turns,
+        "side_requests": r.side_requests,  # answered by the wire itself (titles, loop checks): not model turns
+        "refusals": sum(1 for e in events if e["kind"] == "refusal"),
+        "side_effects": r.ledger.applied(),
+        "virtual_seconds": round(r.virtual_seconds, 3),
+        "tokens": r.tokens,
+    }
+
+
 def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
     """One scenario's entry in report.json, and its trace events (written beside it).
 
@@ -192,17 +207,7 @@ def scenario_entry(v: ScenarioVerdict) -> tuple[dict[str, Any], list[Event]]:
         "error": r.error.strip().splitlines()[-1] if r.error else None,
         "first_broken": v.violations[0].invariant if v.violations else None,
         "answer": r.answer,
-        "figures": {
-            "executions": r.total_executions,
-            # of them, transport retries: a call executed again with no model turn between (its ``attempt``)
-            "transport_retries": sum(1 for e in r.trace.tool_events if "attempt" in e),
-            "model_turns": r.turns,
-            "side_requests": r.side_requests,  # answered by the wire itself (titles, loop checks): not model turns
-            "refusals": sum(1 for e in events if e["kind"] == "refusal"),
-            "side_effects": r.ledger.applied(),
-            "virtual_seconds": round(r.virtual_seconds, 3),
-            "tokens": r.tokens,
-        },
+        "figures": _figures(r, events),
         "tokens": {"input": sum(u.input_tokens for u in r.usage), "output": sum(u.output_tokens for u in r.usage),
                    "per_turn": [[u.input_tokens, u.output_tokens] for u in r.usage]},
         "cost": None,  # set by build_report, which knows the prices

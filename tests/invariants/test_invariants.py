@@ -76,20 +76,63 @@ def _transport(attempts):
     return agent
 
 
-def test_bounded_counts_transport_retries_apart_and_holds_at_the_sdk_default():
+def test_bounded_counts_transport_retries_apart_and_holds_at_the_sdk_default_and_one_above():
     r = stubborn_timeout(_transport(3))
     assert r.total_executions == 9 and [e.get("attempt", 1) for e in r.trace.tool_events] == [1, 2, 3] * 3
     assert r.violations(inv.bounded(executions=3)) == []  # 3 requests, each at the SDKs' 3 attempts
+    assert r.violations(inv.bounded(executions=2)) != []  # the model's requests still count
+    assert stubborn_timeout(_transport(4)).violations(inv.bounded(executions=3)) == []  # one retry above it
 
 
 def test_bounded_attempts_fires_past_the_default_and_past_a_stated_bound():
-    r = stubborn_timeout(_transport(5))
+    r = stubborn_timeout(_transport(6))
     (v,) = r.violations(inv.bounded(executions=3))
-    assert v.invariant == "bounded.attempts" and v.actual == "4 attempts at fetch_invoice"
-    fourth = r.trace.tool_events[3]
-    assert (v.seq, v.step) == (fourth["seq"], fourth["step"]) and fourth["attempt"] == 4
+    assert v.invariant == "bounded.attempts" and v.actual == "5 attempts at fetch_invoice"
+    fifth = r.trace.tool_events[4]
+    assert (v.seq, v.step) == (fifth["seq"], fifth["step"]) and fifth["attempt"] == 5
     assert names(stubborn_timeout(_transport(3)), inv.bounded(attempts=2)) == ["bounded.attempts"]
     assert names(r, inv.bounded(turns=10)) == []  # no execution bound: no attempts bound either
+
+
+def _reported_usage(task, model, tools):
+    """A token budget checked on each turn's reported usage, after the turn: it stops one turn late."""
+    messages, spent = [{"role": "user", "content": task}], 0
+    while spent <= tools.budgets.max_tokens:
+        turn = model.complete(messages, tools.specs)
+        spent += turn.usage.total
+        messages.append(turn.as_message())
+        for call in turn.tool_calls:
+            messages.append(tool_message(call, tools.call(call.name, call.arguments, call_id=call.id)))
+    return AgentResult("STOPPED_LOOP_GUARD", report={"guard": "budget.tokens", "reason": "spent"})
+
+
+def test_bounded_tokens_allows_the_turns_of_overshoot_it_is_given():
+    from toolchaos import Budgets
+
+    reads = policies.explore("read_document", [{"doc_id": f"doc_{i}"} for i in range(1, 13)], goal=12)
+    r = go(_reported_usage, [catalogue.get("read_document")], reads, budgets=Budgets(max_tokens=1500))
+    assert r.tokens > 1500
+    (v,) = r.violations(inv.bounded(tokens=1500))
+    assert v.step == r.turns and v.expected == "at most 1500 tokens"
+    assert r.violations(inv.bounded(tokens=1500, overshoot=1)) == []  # the turn that crossed it, no more
+    naive = go("builtin:naive", [catalogue.get("read_document")], reads)
+    (v,) = naive.violations(inv.bounded(tokens=1500, overshoot=1))
+    assert v.expected == "at most 1500 tokens, but for one turn that ends past them"
+    first_past = next(i for i, total in enumerate(_running(naive), 1) if total > 1500)
+    assert v.step == first_past + 1
+
+
+def _running(result):
+    total = 0
+    for e in result.trace.model_events:
+        total += e["tokens_in"] + e["tokens_out"]
+        yield total
+
+
+def test_bounded_refuses_an_overshoot_without_a_token_bound_or_below_zero():
+    for kw in ({"overshoot": 1}, {"tokens": 10, "overshoot": -1}, {"tokens": 10, "overshoot": True}):
+        with pytest.raises(Exception, match="overshoot"):
+            inv.bounded(**kw)
 
 
 def test_bounded_refuses_an_attempts_bound_that_is_not_a_positive_whole_number():
