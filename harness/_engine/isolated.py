@@ -46,6 +46,8 @@ from toolchaos._engine.spec import RunSpec
 from toolchaos._engine.state import RunState
 from toolchaos._internal.events import Event
 from toolchaos._plumbing import children
+from toolchaos._plumbing import clock as _clock
+from toolchaos._plumbing import isolation as _guard
 from toolchaos._plumbing import watchdog as _watchdog
 from toolchaos._plumbing.opportunity import LostClock, ProcessClock, could_run
 from toolchaos.fake_tools import EffectLedger, World
@@ -277,10 +279,11 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
                                                 f"({_first_odd(store)}); run it with --chaos-isolation=none"})
         writer.send(_END, None)
 
-    _reap_finished()
-    _warm()
-    _watchdog.park()  # no run is armed here: one thread forks once (children.fork_call), not twice
-    proc = children.fork_call(child, seal_network=True, cap=STREAM_CAP)
+    with _forking:  # runs isolated from several threads at once (concurrent trials): one fork at a time
+        _reap_finished()
+        _warm()
+        _watchdog.park()  # no run is armed here: one thread forks once (children.fork_call), not twice
+        proc = children.fork_call(child, seal_network=not reaches_network(r.policy), cap=STREAM_CAP)
     timed_out = _await(proc, real_seconds, total, ProcessClock(proc.pid))
     if not timed_out:
         # The result is in, and the child exits right after sending it: wait for that (its
@@ -299,6 +302,31 @@ def fork_run(execute: Callable[[], tuple[RunResult, BaseException | None]], r: R
     out.ended = proc.end(grace=0.0)
     out.timed_out = timed_out
     return out
+
+
+# One fork at a time: a pipe made for one child must not leak into a sibling forked meanwhile (the
+# sibling would hold it open), and the bookkeeping below is shared.
+_forking = threading.Lock()
+
+
+def reaches_network(policy: Any) -> bool:
+    """Whether the run's policy asks a live model over the network (a cassette being recorded): then its
+    child keeps this machine's network instead of a sealed loopback, so that the model is reachable; the
+    in-process guard still refuses every connection but the model's own (``isolation.allow_network``)."""
+    return bool(getattr(policy, "reaches_network", False))
+
+
+def placement_allows_fork() -> bool:
+    """Whether a run asked to be isolated forks from here (not already inside an isolated child)."""
+    return not _inside
+
+
+def prepare_forks() -> None:
+    """What the first isolated run sets up, done before several runs fork from threads at once."""
+    _clock.install()
+    _guard.install()
+    with _forking:
+        _warm()
 
 
 _warmed = False

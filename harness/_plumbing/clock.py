@@ -517,6 +517,11 @@ def real_sleep(seconds: float) -> None:
     _real_sleep(seconds)
 
 
+def real_time() -> float:
+    """Real seconds since the epoch, whatever is installed (a live server's HTTP dates)."""
+    return float(_fz.real_time())
+
+
 # -- asyncio on virtual time ------------------------------------------------------------
 
 REAL_SLICE = 0.01  # while real work is pending, wait for it in slices of this many real seconds

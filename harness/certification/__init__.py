@@ -29,6 +29,11 @@ from toolchaos.certification._suite import SUITE_VERSION, certify, suite, suite_
 from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS, PORTS, SOUND_PORTS, agent_label
 from toolchaos.certification._verdict import ScenarioVerdict
 
+# isort: split
+# What the commands and the pytest plugin need beyond the public names: importable here, not part of the API.
+from toolchaos.certification._run import run_live_at_once as run_live_at_once
+from toolchaos.certification._run import waits_on_live_model as waits_on_live_model
+
 __all__ = [
     "ABLATIONS", "AGENT_VARIANTS", "PORTS", "SOUND_PORTS", "SUITE_VERSION", "Grade", "ScenarioVerdict", "Verdict",
     "agent_label", "certify", "check_invariant", "combine", "judge", "render_failure",

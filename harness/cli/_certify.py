@@ -87,6 +87,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.matrix:
         if args.shard:
             raise CommandError("--shard does not go with --matrix: the matrix runs the whole suite")
+        if args.trials is not None:
+            raise CommandError(f"--trials {args.trials} does not go with --matrix: each cell of the matrix is one run "
+                               f"of a scenario against one agent variant; to run trials, certify one agent: "
+                               f"toolchaos certify --agent REF --trials {args.trials}")
         return _matrix(_lazy.ablation_matrix(select(scenarios, args.keyword)), args.output)
     if args.output:
         raise CommandError("--output goes with --matrix")

@@ -14,6 +14,7 @@ from typing import Any
 
 from toolchaos._agents import KINDS, PRESETS, PROCESS
 from toolchaos._engine import ISOLATION_MODES, session_defaults
+from toolchaos._engine.trials import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, check_concurrency
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
@@ -23,6 +24,7 @@ from toolchaos._internal.limits import (
 from toolchaos._plumbing.environ import split_names
 from toolchaos.adapters import agent_under_test
 from toolchaos.cli import _lazy
+from toolchaos.cli._shards import add_shard_arguments, run_timed, select_shard
 from toolchaos.errors import AgentRefError, CommandError, ScenarioError, UserError, printable
 from toolchaos.reports import NOT_APPLICABLE, add_report_arguments, could_not_call, finish_command, verdict_status
 
@@ -34,7 +36,8 @@ EXAMPLES = """\
   toolchaos run scenarios/ --agent myapp.agent:run --real-seconds 30    # a slow agent or CI machine
   toolchaos run loop.chaos.yaml --agent untrusted.agent:run --isolation process  # the agent in a contained child
   toolchaos run scenarios/ --agent 'cmd:node agent.mjs' --pass-env NPM_TOKEN  # a variable of yours it may see
-  toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/"""
+  toolchaos run scenarios/ --agent myapp.agent:run --report chaos-report/
+  toolchaos run scenarios/ --trials 5 --shard 2/3 --report shard-2/   # one CI job's part (docs/ci-shards.md)"""
 
 # The agent reference every command takes (certify, run, replay): the kinds are toolchaos._agents.KINDS; a
 # process agent is not named 'process:module:attr' but by its program, a preset or a command line.
@@ -52,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "builtin:guarded)")
     parser.add_argument("--seed", type=int, metavar="N", help="seed for every run (default: each scenario's)")
     add_trials_argument(parser)
+    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, metavar="N",
+                        help="scenarios and trials that wait on a live model (a policy recording a cassette from "
+                             "one, named with --allow-imports) run at once, each in an isolated child with its own "
+                             f"virtual clock and watchdog, at most N together (1 to {MAX_CONCURRENCY}; default "
+                             f"{DEFAULT_CONCURRENCY}: a few requests at a time keep an entry-tier API key under its "
+                             "rate limit; a 429 or 503 is asked again after its Retry-After); the others run one "
+                             "after the other")
     parser.add_argument("--artifacts", metavar="DIR", help="write each run's trace to DIR/<scenario-id>.trace.jsonl")
     parser.add_argument("--allow-imports", action="store_true",
                         help="let scenario files name Python code as 'module:attr'")
@@ -63,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_isolation_argument(parser, "none")
     add_pass_env_argument(parser)
     add_report_arguments(parser)
+    add_shard_arguments(parser)
 
 
 REAL_SECONDS_OPTION = "--real-seconds"
@@ -259,11 +270,18 @@ def _matches(name: str, pattern: str) -> bool:
 
 
 def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: int | None = None) -> list[Any]:
-    """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure)."""
-    verdicts = []
-    for sc in scenarios:
+    """Run the scenarios in order, printing each verdict as it comes (a line, JSON, or the full failure).
+
+    Those that wait on a live model run first, at once (``--concurrency``), and are printed in their turn.
+    """
+    def run_one(sc: Any, isolation: str | None = None) -> Any:
         own = agent if agent is not None or sc.agent is None else _resolve_own(sc.agent)
-        verdict = _lazy.run_scenario(sc, own, seed=seed, artifacts=args.artifacts)
+        return _lazy.run_scenario(sc, own, seed=seed, artifacts=args.artifacts, isolation=isolation)
+
+    ready = _live_at_once(scenarios, run_one, getattr(args, "concurrency", 1))
+    verdicts = []
+    for i, sc in enumerate(scenarios):
+        verdict = ready[i] if i in ready else run_one(sc)
         verdicts.append(verdict)
         if args.json:
             print(as_json(verdict))
@@ -274,17 +292,31 @@ def run_each(scenarios: list[Any], agent: Any, args: argparse.Namespace, seed: i
     return verdicts
 
 
+def _live_at_once(scenarios: list[Any], run_one: Any, concurrency: int) -> dict[int, Any]:
+    """The verdicts of the scenarios that wait on a live model, run at once (``--concurrency``), by index."""
+    return _lazy.run_live_at_once(scenarios, run_one, concurrency) if concurrency > 1 else {}
+
+
+def _check_concurrency(value: int) -> None:
+    try:
+        check_concurrency(value, "--concurrency")
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     with real_seconds_limit(args.real_seconds, args.isolation, args.pass_env, args.total_seconds):
         return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
+    _check_concurrency(args.concurrency)  # before anything loads
     agent = resolve_agent_ref(args.agent)
     scenarios = load(args.paths, args.pattern, args.allow_imports)
-    scenarios = select(trials(scenarios, args.trials), args.keyword)  # -k ID#trial=I picks one trial
+    # -k ID#trial=I picks one trial; scenarios x trials are split across shards, as for toolchaos certify
+    scenarios, shard = select_shard(select(trials(scenarios, args.trials), args.keyword), args)
     started = datetime.now(UTC)
-    verdicts = run_each(scenarios, agent, args, seed=args.seed)
+    verdicts = run_timed(scenarios, lambda todo: run_each(todo, agent, args, seed=args.seed), args.store_durations)
     failed = sum(verdict_status(v) == "fail" for v in verdicts)
     passed = sum(v.passed for v in verdicts)
     print(f"\n{passed} passed, {failed} failed{errors_note(verdicts)}{na_note(verdicts)}", file=sys.stderr)
@@ -293,7 +325,8 @@ def _run(args: argparse.Namespace) -> int:
     if not (args.report or args.require or args.require_pass_k):
         judged = [v for v in verdicts if verdict_status(v) != NOT_APPLICABLE]  # N/A: neither passed nor failed
         return 2 if could_not_call(verdicts) else 0 if all(v.passed for v in judged) else 1
-    meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started}
+    meta = {"agent": args.agent or "scenario's own", "seed": args.seed or 0, "suite": "custom", "started": started,
+            "shard": shard}
     return finish_command(args, verdicts, meta)
 
 

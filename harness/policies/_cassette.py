@@ -23,24 +23,34 @@ and the endpoint (its scheme, host and path: no credentials, no query), and per 
 from __future__ import annotations
 
 import difflib
+import email.utils
 import json
+import math
 import os
 from collections.abc import Callable, Mapping
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from toolchaos._internal.model import Decision, ModelView
+from toolchaos._plumbing import clock as _clock
 from toolchaos._plumbing import isolation as _isolation
 from toolchaos.errors import CassetteDiverged, CassetteError, PolicyError
 from toolchaos.policies._builtin import Recorded
 
 FORMAT, VERSION = "toolchaos.cassette", 1
+SUFFIX = ".cassette.json"
 REDACTED = "<redacted>"
 LiveModel = Callable[[ModelView], Decision]  # what answers a turn while recording: the real model
 
 
 # --- the live model: an OpenAI-compatible chat completions endpoint ------------------------
+
+
+RETRY_STATUSES = (429, 503)  # rate limited, overloaded: the server says when to ask again (Retry-After)
+RETRIES = 3  # asks after the first, at most: a server still refusing after them is down, not busy
+MAX_WAIT = 30.0  # real seconds the client waits at most before asking again (a longer Retry-After is an error)
 
 
 class OpenAIChat:
@@ -50,12 +60,24 @@ class OpenAIChat:
     as the Authorization header and never kept anywhere else (``secrets`` lists it for the cassette
     to scrub). ``specs`` gives the tools' JSON schemas (name -> parameters schema); a tool without
     one is offered with open parameters.
+
+    An answer 429 or 503 is asked again, up to ``retries`` more times, after the wait its
+    ``Retry-After`` header names (seconds, or an HTTP date), else 1, 2, 4... seconds; real time,
+    since the server is real (the run's virtual clock does not move, so the trace is the same as
+    without the wait). A wait longer than ``max_wait`` seconds is an error, not a stalled run.
     """
 
     def __init__(self, base_url: str, *, model: str, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 specs: Mapping[str, Mapping[str, Any]] | None = None, timeout: float = 60.0) -> None:
+                 specs: Mapping[str, Mapping[str, Any]] | None = None, timeout: float = 60.0,
+                 retries: int = RETRIES, max_wait: float = MAX_WAIT) -> None:
         if not isinstance(base_url, str) or urlsplit(base_url).scheme not in ("http", "https"):
             raise PolicyError(f"openai_chat: base_url must be an http(s) URL, got {base_url!r}", field="base_url")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise PolicyError(f"openai_chat: retries must be a whole number >= 0, got {retries!r}", field="retries")
+        if isinstance(max_wait, bool) or not isinstance(max_wait, (int, float)) or not max_wait >= 0:
+            raise PolicyError(f"openai_chat: max_wait must be a number of seconds >= 0, got {max_wait!r}",
+                              field="max_wait")
+        self.retries, self.max_wait = retries, float(max_wait)
         u = urlsplit(base_url)
         self.url = urlunsplit((u.scheme, u.netloc, u.path.rstrip("/") + "/chat/completions", u.query, ""))
         self.model, self.timeout = model, timeout
@@ -88,12 +110,68 @@ class OpenAIChat:
 
         key = self._api_key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        with _isolation.allow_network(), httpx.Client(timeout=self.timeout) as client:
-            response = client.post(self.url, json=self.body(view), headers=headers)
+        body = self.body(view)
+        with _isolation.allow_network(), httpx.Client(timeout=self.timeout, verify=_tls()) as client:
+            for attempt in range(self.retries + 1):
+                response = client.post(self.url, json=body, headers=headers)
+                if response.status_code not in RETRY_STATUSES or attempt == self.retries:
+                    break
+                _clock.real_sleep(self._wait(response, attempt))
         if response.status_code != 200:
-            raise CassetteError(f"the live model at {self.endpoint} answered HTTP {response.status_code}: "
+            tried = f" (asked {attempt + 1} times)" if attempt else ""
+            raise CassetteError(f"the live model at {self.endpoint} answered HTTP {response.status_code}{tried}: "
                                 f"{response.text[:300]}")
         return _decision(response.json())
+
+    def warm(self) -> None:
+        """Load what a first request loads (httpx's transport, the TLS context) now: trials about to fork
+        (``toolchaos._engine.trials``) then share it instead of each child loading it again."""
+        import httpx
+
+        with httpx.Client(timeout=self.timeout, verify=_tls()) as client:
+            client.build_request("POST", self.url, json={"model": self.model, "messages": []})
+
+    def _wait(self, response: Any, attempt: int) -> float:
+        """Real seconds to wait before asking again: the answer's Retry-After, else 1, 2, 4..., at most ``max_wait``."""
+        raw = response.headers.get("retry-after")
+        wait = retry_after(raw) if raw is not None else None
+        if wait is None:  # absent or unreadable: back off on our own
+            return float(min(2 ** attempt, self.max_wait))
+        if wait > self.max_wait:
+            raise CassetteError(f"the live model at {self.endpoint} answered HTTP {response.status_code} and asks to "
+                                f"wait {wait:g}s (Retry-After: {raw}), more than max_wait={self.max_wait:g}s: try "
+                                f"again later, or give openai_chat(..., max_wait=SECONDS)")
+        return wait
+
+
+_context: Any = None
+
+
+def _tls() -> Any:
+    """The TLS context of every request, made once per process (its certificates take ~20 ms to load)."""
+    global _context
+    if _context is None:
+        import httpx
+
+        _context = httpx.create_ssl_context()
+    return _context
+
+
+def retry_after(value: str) -> float | None:
+    """A Retry-After header's wait in seconds (delay-seconds, or an HTTP date from the real clock's now);
+    None when it is neither."""
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is GMT
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - _clock.real_time()  # the real now: a run's clock is virtual
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _openai_message(m: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,9 +210,12 @@ def _decision(data: Mapping[str, Any]) -> Decision:
 
 
 def openai_chat(base_url: str, *, model: str, api_key: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                specs: Mapping[str, Mapping[str, Any]] | None = None, timeout: float = 60.0) -> OpenAIChat:
-    """A live model for recording a cassette: an OpenAI-compatible chat completions endpoint."""
-    return OpenAIChat(base_url, model=model, api_key=api_key, api_key_env=api_key_env, specs=specs, timeout=timeout)
+                specs: Mapping[str, Mapping[str, Any]] | None = None, timeout: float = 60.0,
+                retries: int = RETRIES, max_wait: float = MAX_WAIT) -> OpenAIChat:
+    """A live model for recording a cassette: an OpenAI-compatible chat completions endpoint
+    (429 and 503 asked again after their Retry-After, ``retries`` times at most)."""
+    return OpenAIChat(base_url, model=model, api_key=api_key, api_key_env=api_key_env, specs=specs, timeout=timeout,
+                      retries=retries, max_wait=max_wait)
 
 
 # --- the cassette ------------------------------------------------------------------------
@@ -186,6 +267,20 @@ class Cassette:
             raise CassetteError(f"{self.shown}: not a toolchaos cassette (format {FORMAT!r}, version {VERSION})")
         self.model, self.endpoint = data.get("model"), data.get("endpoint")
         return list(data.get("turns") or [])
+
+    def for_trial(self, trial: int) -> Cassette:
+        """This cassette for trial ``trial`` of a run: itself for trial 0, else its own file beside it,
+        ``<name>.trial-<trial>.cassette.json`` (each trial asks the live model afresh)."""
+        if trial == 0:
+            return self
+        name = self.path.name
+        stem = name[:-len(SUFFIX)] if name.endswith(SUFFIX) else self.path.stem
+        return Cassette(self.path.with_name(f"{stem}.trial-{trial}{SUFFIX}"), live=self.live, record=self.record)
+
+    @property
+    def reaches_network(self) -> bool:
+        """Whether a run of it asks the live model (recording): an isolated run keeps the network for it."""
+        return self.record and self.live is not None
 
     def decide(self, view: ModelView) -> Decision:
         return self._record(view) if self.record else self._check(view)

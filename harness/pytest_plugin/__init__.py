@@ -8,7 +8,9 @@
   is a context manager for SDK agents (the block is the agent: ``toolchaos.wire.session``).
 - ``--chaos-agent=REF`` (ini ``chaos_agent``): an agent of any kind (``toolchaos.adapters.agent_under_test``),
   ``--chaos-seed=N``,
-  ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``).
+  ``--chaos-artifacts=DIR`` (each run's trace as ``DIR/<test-id>.trace.jsonl``),
+  ``--chaos-trials=N`` and ``--chaos-concurrency=N`` (trials recorded from a live model, ``chaos.trials`` or a
+  scenario's, run at once, N at most, each in an isolated child; ``toolchaos._engine.trials``).
 - ``--chaos-real-seconds=S`` (ini ``chaos_real_seconds``): the watchdog's no-progress limit
   for every run of the session whose test or scenario sets no ``real_seconds`` of its own;
   ``--chaos-total-seconds=S`` (ini ``chaos_total_seconds``): its total real-time limit (no
@@ -41,9 +43,11 @@ from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin import _lazy, _options
 from toolchaos.pytest_plugin._options import OptionGroup
 from toolchaos.pytest_plugin._settings import (
+    DEFAULT_CONCURRENCY,
     ISOLATION_CHOICES,
     ISOLATION_INI,
     ISOLATION_OPTION,
+    MAX_CONCURRENCY,
     PASS_ENV_INI,
     PASS_ENV_OPTION,
     REAL_SECONDS_INI,
@@ -91,7 +95,14 @@ def add_options(group: OptionGroup) -> None:
     group.addoption("--chaos-trials", type=int, default=None, metavar="N",
                     help="run every chaos scenario N times, trial i with seed + i (items NAME#trial=I; trial 0 is "
                          "the run without trials); a scenario passes only if every trial passes; the report gives "
-                         "pass^k and pass@k (default: each scenario's trials, else 1)")
+                         "pass^k and pass@k (default: each scenario's trials, else 1); also how many trials "
+                         "chaos.trials(...) runs")
+    group.addoption("--chaos-concurrency", type=int, default=None, metavar="N",
+                    help="trials that wait on a live model (chaos.trials under --chaos-record; a scenario whose "
+                         "policy records a cassette from one) run at once, each in an isolated child with its own "
+                         "virtual clock and watchdog, at most N together "
+                         f"(1 to {MAX_CONCURRENCY}; default {DEFAULT_CONCURRENCY}: a few requests at a time keep an "
+                         "entry-tier API key under its rate limit; a 429 or 503 is asked again after its Retry-After)")
     group.addoption("--chaos-fuzz", type=int, default=None, metavar="N",
                     help="also fuzz every scenario's fault schedules with N examples "
                          "(scenarios with a fuzz: block are fuzzed anyway, with their own count)")
@@ -262,7 +273,8 @@ def _chaos_for(request: pytest.FixtureRequest) -> Chaos:
     marker = chaos_marker(request.node)
     kwargs: dict[str, Any] = {"agent": settings.agent, "seed": settings.seed, "artifacts": settings.artifacts,
                               "name": _lazy.safe_name(request.node.nodeid), "record": settings.record,
-                              "cassettes": request.node.path.parent / "cassettes"}
+                              "cassettes": request.node.path.parent / "cassettes", "trials": settings.trials,
+                              "concurrency": settings.concurrency}
     if marker is not None:
         if marker.args:
             raise pytest.UsageError(f"{request.node.nodeid}: @pytest.mark.chaos takes keyword arguments only "

@@ -42,7 +42,7 @@ from toolchaos._internal.types import ADVISORY
 from toolchaos.errors import AgentRefError, FuzzFailed, ScenarioError, ScenarioFailed, printable
 from toolchaos.pytest_plugin import _lazy
 from toolchaos.pytest_plugin._options import naming, option
-from toolchaos.pytest_plugin._settings import settings_key
+from toolchaos.pytest_plugin._settings import DEFAULT_CONCURRENCY, settings_key
 
 if TYPE_CHECKING:  # read through _lazy, on first use: plain `pytest` runs never pay for YAML and pydantic (nor the engine)
     from toolchaos._engine import AgentUnderTest
@@ -57,6 +57,7 @@ SUITE_PREFIX = "toolchaos_scenarios/certification"
 
 verdicts_key = pytest.StashKey[list["Verdict"]]()  # every verdict of this session (this process)
 agents_key = pytest.StashKey[dict[str, "AgentUnderTest"]]()  # resolved once per reference, not once per item
+ran_key = pytest.StashKey[dict[str, "Verdict"]]()  # items that waited on a live model, run at once, before their turn
 
 
 def add_ini(parser: pytest.Parser) -> None:
@@ -195,10 +196,35 @@ class ScenarioItem(pytest.Item):
             agent = known[ref] = _lazy.agent_under_test(ref)  # any kind: in-process, SDK, a framework's agent, a process
         return agent
 
+    def _run(self, scenario: Scenario, agent: AgentUnderTest, isolation: str | None = None) -> Verdict:
+        settings = self.config.stash[settings_key]
+        return _lazy.run_scenario(scenario, agent, seed=settings.cli_seed, artifacts=settings.artifacts,
+                                  isolation=isolation)
+
+    def _ran_at_once(self, agent: AgentUnderTest) -> Verdict | None:
+        """This item's verdict when it waits on a live model: run at once with the later items of its scenario
+        that do (its trials, ``--chaos-concurrency``), each in an isolated child; theirs are kept for their turn."""
+        ready = self.config.stash.setdefault(ran_key, {})
+        if self.nodeid in ready:
+            return ready.pop(self.nodeid)
+        concurrency = self.config.stash[settings_key].concurrency or DEFAULT_CONCURRENCY
+        # not on an xdist worker: it runs only the items it was given
+        if concurrency == 1 or hasattr(self.config, "workerinput") or not _lazy.waits_on_live_model(self.scenario):
+            return None
+        items = self.session.items
+        mine = [it for it in items[items.index(self):] if isinstance(it, ScenarioItem) and it.path == self.path
+                and it.scenario.base_name == self.scenario.base_name and it.nodeid not in ready]
+        verdicts = _lazy.run_live_at_once([it.scenario for it in mine],
+                                          lambda sc, isolation: self._run(sc, agent, isolation), concurrency)
+        ready.update({mine[i].nodeid: v for i, v in verdicts.items()})
+        return ready.pop(self.nodeid, None)
+
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
         agent = self._agent()
-        verdict = _lazy.run_scenario(self.scenario, agent, seed=settings.cli_seed, artifacts=settings.artifacts)
+        verdict = self._ran_at_once(agent)
+        if verdict is None:
+            verdict = self._run(self.scenario, agent)
         self.verdict = verdict
         self.config.stash.setdefault(verdicts_key, []).append(verdict)  # the reports take it from self.verdict
         if verdict.not_applicable is not None:  # it needs what the agent's kind lacks: not run, neither pass nor fail

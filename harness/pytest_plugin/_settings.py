@@ -32,6 +32,8 @@ ISOLATION_INI = "chaos_isolation"
 PASS_ENV_OPTION = "--chaos-pass-env"
 PASS_ENV_INI = "chaos_pass_env"
 MAX_TRIALS = 10_000  # toolchaos.scenario.MAX_TRIALS, without loading the scenario loader (a test checks they agree)
+# toolchaos._engine.trials's, without loading the engine (a test checks they agree)
+DEFAULT_CONCURRENCY, MAX_CONCURRENCY = 4, 64
 
 # For --help without importing the reports (tests/pytest_plugin checks it against toolchaos.reports.LEVELS).
 LEVELS_HELP = ("critical: every critical scenario passes; major: every critical and major scenario passes; "
@@ -52,6 +54,7 @@ class Settings:
     marker: str = "chaos"  # the marker (and fixture) of chaos tests in this session ("toolchaos" next to a clash)
     pass_env: tuple[str, ...] = ()  # the caller's variables process agents get (--chaos-pass-env, ini chaos_pass_env)
     trials: int | None = None  # --chaos-trials: every scenario's trial count, over its own `trials:`
+    concurrency: int | None = None  # --chaos-concurrency: trials waiting on a live model at once (chaos.trials)
 
 
 settings_key = pytest.StashKey[Settings]()
@@ -72,8 +75,14 @@ def read_settings(config: pytest.Config) -> Settings:
     if trials is not None and not 1 <= trials <= MAX_TRIALS:
         raise pytest.UsageError(f"{naming(config).flag('trials')}: expected a number of trials from 1 to "
                                 f"{MAX_TRIALS}, got {trials}")
+    concurrency = option(config, "concurrency")
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise pytest.UsageError(f"{naming(config).flag('concurrency')}: expected how many trials may wait on a live "
+                                f"model at once, from 1 to {MAX_CONCURRENCY}, got {concurrency} (1 runs them one "
+                                f"after the other)")
     return Settings(enabled, str(agent), int(seed or 0), artifacts, bool(option(config, "record")), certify,
-                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix, pass_env(config), trials)
+                    cli_agent, seed, option(config, "fuzz"), naming(config).prefix, pass_env(config), trials,
+                    concurrency)
 
 
 def pass_env(config: pytest.Config) -> tuple[str, ...]:

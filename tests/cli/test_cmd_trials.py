@@ -145,3 +145,27 @@ def test_a_failed_trial_reproduces_as_its_scenario_run_once_with_the_trials_seed
                  "--trials", "1", "--json"]) == 1
     [again] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert again["id"] == "flaky-model" and not again["passed"]  # the trial's run, under the scenario's own name
+
+
+def test_toolchaos_run_shards_merge_into_the_unsharded_report(suite: Path, whole: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    for i in (1, 2, 3):
+        assert run(suite, tmp_path / f"shard-{i}", "--shard", f"{i}/3") in (0, 1)
+    assert "shard 1/3: " in capsys.readouterr().err
+    parts = [json.loads((tmp_path / f"shard-{i}" / "report.json").read_text()) for i in (1, 2, 3)]
+    assert all(0 < len(p["scenarios"]) < 40 for p in parts) and sum(len(p["scenarios"]) for p in parts) == 40
+    merge_reports([tmp_path / f"shard-{i}" for i in (1, 2, 3)], tmp_path / "merged", step_summary=False)
+    assert_same_report(tmp_path / "merged", whole)
+
+
+def test_run_refuses_shard_durations_without_a_shard(suite: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(suite, tmp_path, "--shard-durations", "d.json") == 2
+    assert "--shard-durations goes with --shard I/N" in capsys.readouterr().err
+
+
+def test_the_matrix_refuses_trials_saying_how_to_run_them(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["certify", "--matrix", "--trials", "5", "-k", "legit-*"]) == 2
+    assert ("--trials 5 does not go with --matrix: each cell of the matrix is one run of a scenario against one "
+            "agent variant; to run trials, certify one agent: toolchaos certify --agent REF --trials 5"
+            in capsys.readouterr().err)

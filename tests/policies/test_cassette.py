@@ -163,3 +163,16 @@ def test_a_run_that_stops_asking_early_diverges(tmp_path: Path) -> None:
     done = policies.cassette(path)
     chaos.run(task=TASK, tools=[catalogue.get("fetch_invoice")], policy=done)  # every turn asked: no complaint
     done.check_complete()
+
+
+def test_each_trial_has_a_cassette_of_its_own_beside_trial_0s(tmp_path: Path) -> None:
+    live = policies.openai_chat(URL, model="m")
+    c = policies.cassette(tmp_path / "refund.cassette.json", live=live, record=True)
+    assert c.for_trial(0) is c and c.reaches_network
+    third = c.for_trial(3)
+    assert third.path == tmp_path / "refund.trial-3.cassette.json" and third.live is live and third.record
+    assert policies.cassette(tmp_path / "x.json", live=live, record=True).for_trial(1).path.name == (
+        "x.trial-1.cassette.json")
+    third.path.write_text('{"format": "toolchaos.cassette", "version": 1, "turns": []}')
+    replayed = policies.cassette(third.path, live=live)
+    assert not replayed.reaches_network  # replaying asks nothing: its isolated run keeps the sealed network
