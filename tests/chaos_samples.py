@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 # Agents that never return and call nothing in the harness, so only the watchdog ends them. They
 # wait blocked in C, using no CPU: the machine's load does not change when the no-progress limit
 # ends them (a spinning agent on a loaded machine gets its share of a CPU, and is ended later).
@@ -54,3 +57,31 @@ def timeout_loop(sid: str, *expect: str) -> str:
             "task: Get the total of invoice inv_1.\ntools:\n  fetch_invoice:\n    faults: {timeout: {after: 30}}\n"
             "policy:\n  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}}\n"
             f"expect:\n{items}")
+
+
+def flaky_model(seed: int, trials: int | None = None) -> str:
+    """A scenario whose model sometimes gives up before it has the invoice (``give_up: 0.3``, drawn from the
+    seed): a trial that gives up first fails ``completed``, one that fetched the invoice first passes."""
+    return ("id: flaky-model\ntitle: the model sometimes gives up before it has the invoice\nseverity: critical\n"
+            f"seed: {seed}\n" + ("" if trials is None else f"trials: {trials}\n")
+            + "task: Get the total of invoice inv_1.\ntools:\n  fetch_invoice: {}\npolicy:\n"
+            "  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}, give_up: 0.3}\n"
+            "expect:\n  - completed: {successes: {fetch_invoice: 1}}\n")
+
+
+def plain_loop(answer: Callable[[Any, Any], Any], steps: int = 40) -> Callable[[str, Any, Any], str | None]:
+    """The plain loop (builtin:naive's shape) as an in-process agent: each turn's calls handed back as
+    ``answer(tools, call)`` gives them; it ends with the model's final text, or after ``steps`` turns."""
+
+    def agent(task: str, model: Any, tools: Any) -> str | None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+        for _ in range(steps):
+            turn = model.complete(messages, tools.specs)
+            messages.append(turn.as_message())
+            if turn.final:
+                return str(turn.text)
+            for call in turn.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": answer(tools, call)})
+        return None
+
+    return agent

@@ -158,6 +158,38 @@ class StochasticModel:
         self.close()
 
 
+# A scenario whose policy records a cassette from the live model (a module named with --allow-imports, or
+# importable in a pytester project): what the CLI's and the plugin's concurrency tests run.
+LIVE_POLICY = """\
+from toolchaos import policies
+
+SPECS = {"fetch_invoice": {"type": "object", "properties": {"invoice_id": {"type": "string"}}}}
+
+
+def make(url, cassette, record=False):
+    live = policies.openai_chat(url, model="stochastic", api_key="sk-test-key", specs=SPECS)
+    return policies.cassette(cassette, live=live, record=record)
+"""
+_LIVE_SCENARIO = """\
+id: live-invoice
+title: a live model gets the total of an invoice
+severity: major
+{trials}task: Get the total of invoice inv_1.
+tools:
+  fetch_invoice: {{}}
+policy:
+  livepol:make: {{url: "{url}", cassette: cassettes/live.cassette.json, record: {record}}}
+expect:
+  - terminated: {{}}
+"""
+
+
+def live_scenario(url: str, record: bool, trials: int | None = None) -> str:
+    """The live-invoice scenario's YAML, its policy (``LIVE_POLICY`` as ``livepol``) asking the model at ``url``."""
+    return _LIVE_SCENARIO.format(url=url, record=str(record).lower(),
+                                 trials="" if trials is None else f"trials: {trials}\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="a stochastic OpenAI-compatible model on loopback")
     ap.add_argument("--seed", type=int, default=0)

@@ -82,7 +82,9 @@ def test_a_json_dumped_malformed_result_is_still_malformed() -> None:
     assert r.total_executions == 5  # the model keeps asking: a broken payload is no answer
 
 
-def test_an_sdk_agent_that_skips_a_call_is_read_from_the_record_over_the_wire() -> None:
+def _sdk_limited(executed: int) -> Any:
+    """An OpenAI SDK loop that executes the first ``executed`` calls, then answers the limit's message instead."""
+
     def sdk_loop(task: str, env: Any) -> Any:
         client = env.openai()
         messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
@@ -95,14 +97,18 @@ def test_an_sdk_agent_that_skips_a_call_is_read_from_the_record_over_the_wire() 
                 return message.content
             for call in message.tool_calls:
                 calls += 1
-                if calls <= 2:
+                if calls <= executed:
                     content = json.dumps(env.call(call.function.name, json.loads(call.function.arguments)))
                 else:  # the limit: nothing executed, a message instead
                     content = LIMIT.format(tool=call.function.name)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
         return None
 
-    r = wire.run(sdk_loop, task="t", tools=_timeouts(), policy=STUBBORN)
+    return sdk_loop
+
+
+def test_an_sdk_agent_that_skips_a_call_is_read_from_the_record_over_the_wire() -> None:
+    r = wire.run(_sdk_limited(2), task="t", tools=_timeouts(), policy=STUBBORN)
     assert r.total_executions == 2 and r.terminal_state == "COMPLETED"
     shown = r.trace.model_events[-1]["shown"]
     assert [s["read_as"] for s in shown] == ["refused"]
@@ -111,28 +117,9 @@ def test_an_sdk_agent_that_skips_a_call_is_read_from_the_record_over_the_wire() 
 
 def test_a_skipped_duplicate_of_a_sent_email_reads_as_done_over_the_wire() -> None:
     """The email went out and its answer came back; the limit's message in place of a resend is the work done."""
-
-    def sdk_loop(task: str, env: Any) -> Any:
-        client = env.openai()
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-        sent = False
-        for _ in range(6):
-            message = client.chat.completions.create(model="m", messages=messages,
-                                                     tools=env.openai_tools).choices[0].message
-            messages.append(message.model_dump(exclude_none=True))
-            if not message.tool_calls:
-                return message.content
-            for call in message.tool_calls:
-                if sent:
-                    content = LIMIT.format(tool=call.function.name)
-                else:
-                    sent, content = True, json.dumps(env.call(call.function.name, json.loads(call.function.arguments)))
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-        return None
-
     email = {"to": "ana@example.com", "subject": "Order", "body": "On its way."}
     script = policies.scripted([{"call": "send_email", "args": email}, {"call": "send_email", "args": email},
                                 {"final": "Sent once."}])
-    r = wire.run(sdk_loop, task="t", tools=[catalogue.get("send_email")], policy=script)
+    r = wire.run(_sdk_limited(1), task="t", tools=[catalogue.get("send_email")], policy=script)
     assert r.ledger.applied("send_email") == 1 and r.answer == "Sent once."
     assert [s["read_as"] for s in r.trace.model_events[-1]["shown"]] == ["duplicate"]

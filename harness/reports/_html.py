@@ -55,6 +55,7 @@ from toolchaos.reports._markdown import (
     fixes_text,
     isolation_line,
     na_count,
+    not_applicable_by_reason,
     scenario_cost_text,
     shard_text,
     short,
@@ -569,9 +570,7 @@ def _trials(report: Mapping[str, Any]) -> list[str]:
 
 def _not_applicable(report: Mapping[str, Any]) -> list[str]:
     """The scenarios that did not apply to the agent's kind, by reason (none: nothing)."""
-    by_reason: dict[str, list[str]] = {}
-    for na in report.get("not_applicable") or []:
-        by_reason.setdefault(str(na["reason"]), []).append(str(na["id"]))
+    by_reason = not_applicable_by_reason(report)
     if not by_reason:
         return []
     n = sum(len(ids) for ids in by_reason.values())

@@ -67,11 +67,17 @@ def applicable_text(t: Mapping[str, Any], passed: bool = False) -> str:
     return f"{t['passed']} of {applicable} applicable scenarios{' passed' if passed else ''} ({every})"
 
 
-def not_applicable_section(report: Mapping[str, Any]) -> list[str]:
-    """The scenarios that did not apply to the agent's kind, by reason (none: nothing)."""
+def not_applicable_by_reason(report: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The ids of the scenarios that did not apply to the agent's kind, by reason, in report order."""
     by_reason: dict[str, list[str]] = {}
     for na in report.get("not_applicable") or []:
         by_reason.setdefault(str(na["reason"]), []).append(str(na["id"]))
+    return by_reason
+
+
+def not_applicable_section(report: Mapping[str, Any]) -> list[str]:
+    """The scenarios that did not apply to the agent's kind, by reason (none: nothing)."""
+    by_reason = not_applicable_by_reason(report)
     if not by_reason:
         return []
     n = sum(len(ids) for ids in by_reason.values())

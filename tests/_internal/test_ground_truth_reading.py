@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import pytest
+from chaos_samples import plain_loop
 from hypothesis import given
 from hypothesis import strategies as st
 from toolchaos import policies, run
@@ -264,25 +265,17 @@ def test_an_answer_carrying_results_that_read_differently_keeps_its_own() -> Non
 def _loop(wrap: bool) -> Any:
     """The plain loop (builtin:naive) handing back each result as text, under Codex's header or bare."""
     walls = iter(("0.0503", "0.0429", "503.0429", "0.1234") * 1000)
+    handed = iter(range(10**6))
 
-    def agent(task: str, model: Any, tools: Any) -> str | None:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-        for _ in range(40):
-            turn = model.complete(messages, tools.specs)
-            messages.append(turn.as_message())
-            if turn.final:
-                return str(turn.text)
-            for call in turn.tool_calls:
-                try:
-                    result: Any = tools.call(call.name, call.arguments, call_id=call.id)
-                except Exception as exc:
-                    result = f"Error: {exc}"
-                text = result if isinstance(result, str) else json.dumps(result, separators=(",", ":"), default=str)
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": codex(text, next(walls), items=len(messages) % 2 == 0) if wrap else text})
-        return None
+    def answer(tools: Any, call: Any) -> Any:
+        try:
+            result: Any = tools.call(call.name, call.arguments, call_id=call.id)
+        except Exception as exc:
+            result = f"Error: {exc}"
+        text = result if isinstance(result, str) else json.dumps(result, separators=(",", ":"), default=str)
+        return codex(text, next(walls), items=next(handed) % 2 == 0) if wrap else text
 
-    return agent
+    return plain_loop(answer)
 
 
 def _verdicts(agent: Any) -> list[tuple[Any, ...]]:
@@ -302,20 +295,8 @@ def test_in_process_a_loop_wrapping_results_like_codex_gets_the_verdicts_of_the_
 def _retrying(hand_back: int) -> Any:
     """Runs each asked call twice under its id (the first time out, the second answers) and hands
     back the result of run ``hand_back`` (0: the first, 1: the last)."""
-
-    def agent(task: str, model: Any, tools: Any) -> str | None:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-        for _ in range(5):
-            turn = model.complete(messages, tools.specs)
-            messages.append(turn.as_message())
-            if turn.final:
-                return str(turn.text)
-            for call in turn.tool_calls:
-                results = [tools.call(call.name, call.arguments, call_id=call.id) for _ in range(2)]
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": results[hand_back]})
-        return None
-
-    return agent
+    return plain_loop(lambda tools, call: [tools.call(call.name, call.arguments, call_id=call.id)
+                                           for _ in range(2)][hand_back], steps=5)
 
 
 def test_a_call_run_twice_under_one_id_reads_as_the_execution_handed_back() -> None:

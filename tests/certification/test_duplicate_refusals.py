@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from chaos_samples import plain_loop
 from toolchaos import AgentResult
 from toolchaos._internal.model import tool_message
 from toolchaos.certification import certify, suite
@@ -122,26 +123,20 @@ ONE_CHARGE = ("id: {id}\ntitle: t\ntask: Charge cus_1 10 EUR.\ntools: {{charge_p
               "expect: [completed]\n")
 
 
-def _refuse_every_repeat(task: str, model: Any, tools: Any) -> str | None:
+def _refuse_every_repeat() -> Any:
     """Runs a tool once, whatever it returned, and refuses it after that."""
     ran: set[str] = set()
-    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-    for _ in range(10):
-        turn = model.complete(messages, tools.specs)
-        messages.append(turn.as_message())
-        if turn.final:
-            return str(turn.text)
-        for call in turn.tool_calls:
-            if call.name in ran:
-                result = _refuse(tools, call, {})
-            else:
-                ran.add(call.name)
-                try:
-                    result = tools.call(call.name, call.arguments, call_id=call.id)
-                except Exception as exc:
-                    result = f"Error: {exc}"
-            messages.append(tool_message(call, result))
-    return None
+
+    def answer(tools: Any, call: Any) -> Any:
+        if call.name in ran:
+            return _refuse(tools, call, {})
+        ran.add(call.name)
+        try:
+            return tools.call(call.name, call.arguments, call_id=call.id)
+        except Exception as exc:
+            return f"Error: {exc}"
+
+    return plain_loop(answer, steps=10)
 
 
 REJECTED = "{faults: {fatal: {code: invalid_argument, field: amount}}}"
@@ -152,6 +147,6 @@ LOST = "{faults: [{call: 1, outcome: {timeout: {after: 30, applied: true}}}]}"
 def test_a_refusal_the_model_cannot_read_as_done_still_stops_it(tool: str) -> None:
     """Rejected (no effect), or timed out (applied, but nobody saw it succeed): the refused retry stops the model."""
     scenario, = load_text(ONE_CHARGE.format(id="refused-charge", tool=tool))
-    verdict, = certify(_refuse_every_repeat, [scenario])
+    verdict, = certify(_refuse_every_repeat(), [scenario])
     assert verdict.result.answer is not None and verdict.result.answer.startswith("I cannot complete the task")
 

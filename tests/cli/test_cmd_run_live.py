@@ -9,46 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_model import StochasticModel
+from live_model import LIVE_POLICY, StochasticModel, live_scenario
 from toolchaos._engine import trials
 from toolchaos.certification import _run as certification_run
 from toolchaos.cli import main
-
-POLICY = """\
-from toolchaos import policies
-
-SPECS = {"fetch_invoice": {"type": "object", "properties": {"invoice_id": {"type": "string"}}}}
-
-
-def make(url, cassette, record=False):
-    live = policies.openai_chat(url, model="stochastic", api_key="sk-test-key", specs=SPECS)
-    return policies.cassette(cassette, live=live, record=record)
-"""
-SCENARIO = """\
-id: live-invoice
-title: a live model gets the total of an invoice
-severity: major
-trials: 6
-task: Get the total of invoice inv_1.
-tools:
-  fetch_invoice: {}
-policy:
-  livepol:make: {url: "@URL@", cassette: cassettes/live.cassette.json, record: @RECORD@}
-expect:
-  - terminated: {}
-"""
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)  # the command imports the policy from the working directory
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "livepol.py").write_text(POLICY)
+    (tmp_path / "livepol.py").write_text(LIVE_POLICY)
     return tmp_path
 
 
 def _write(project: Path, url: str, record: bool) -> None:
-    (project / "live.chaos.yaml").write_text(SCENARIO.replace("@URL@", url).replace("@RECORD@", str(record).lower()))
+    (project / "live.chaos.yaml").write_text(live_scenario(url, record, 6))
 
 
 def _run(project: Path, out: str, *args: str) -> int:

@@ -7,26 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from chaos_samples import flaky_model
 from report_timings import assert_same_report
 from toolchaos.cli import main
 from toolchaos.reports import merge_reports, pass_hat_k
 
 # A model that gives up, each turn, with a chance of 0.3 drawn from the run's seed: a trial whose model
 # gives up before it fetched the invoice fails `completed`, one that fetched it first passes.
-FLAKY = """\
-id: flaky-model
-title: the model sometimes gives up before it has the invoice
-severity: critical
-seed: 7
-trials: 20
-task: Get the total of invoice inv_1.
-tools:
-  fetch_invoice: {}
-policy:
-  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}, give_up: 0.3}
-expect:
-  - completed: {successes: {fetch_invoice: 1}}
-"""
+FLAKY = flaky_model(7, 20)
 
 
 @pytest.fixture(scope="module")

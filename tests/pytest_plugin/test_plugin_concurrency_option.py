@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from live_model import StochasticModel
+from live_model import LIVE_POLICY, StochasticModel, live_scenario
 from toolchaos._engine import trials
 from toolchaos.pytest_plugin import _settings
 
@@ -54,32 +54,10 @@ def test_a_concurrency_out_of_range_is_a_usage_error(pytester: pytest.Pytester, 
                               f"from 1 to 64, got {value} (1 runs them one after the other)"])
 
 
-POLICY = """\
-from toolchaos import policies
-
-SPECS = {"fetch_invoice": {"type": "object", "properties": {"invoice_id": {"type": "string"}}}}
-
-
-def make(url, cassette, record=False):
-    live = policies.openai_chat(url, model="stochastic", api_key="sk-test-key", specs=SPECS)
-    return policies.cassette(cassette, live=live, record=record)
-"""
-SCENARIO = """\
-id: live-invoice
-title: a live model gets the total of an invoice
-severity: major
-task: Get the total of invoice inv_1.
-tools:
-  fetch_invoice: {}
-policy:
-  livepol:make: {url: "@URL@", cassette: cassettes/live.cassette.json, record: @RECORD@}
-expect:
-  - terminated: {}
-"""
 
 
 def _scenario(pytester: pytest.Pytester, url: str, record: bool) -> None:
-    pytester.makefile(".chaos.yaml", live=SCENARIO.replace("@URL@", url).replace("@RECORD@", str(record).lower()))
+    pytester.makefile(".chaos.yaml", live=live_scenario(url, record))
 
 
 def _isolation(pytester: pytest.Pytester, out: str) -> list[tuple[str, str]]:
@@ -88,7 +66,7 @@ def _isolation(pytester: pytest.Pytester, out: str) -> list[tuple[str, str]]:
 
 
 def test_scenario_trials_that_record_from_a_live_model_run_at_once(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(livepol=POLICY)
+    pytester.makepyfile(livepol=LIVE_POLICY)
     pytester.makeini("[pytest]\nchaos_allow_imports = true\n")
     pytester.syspathinsert()
     ids = ["live-invoice", *(f"live-invoice#trial={i}" for i in range(1, 5))]

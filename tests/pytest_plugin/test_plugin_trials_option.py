@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from chaos_samples import flaky_model
 from report_timings import assert_same_report
 from toolchaos.pytest_plugin._settings import MAX_TRIALS as PLUGIN_MAX_TRIALS
 from toolchaos.reports import merge_reports, pass_hat_k
@@ -13,19 +14,7 @@ from toolchaos.scenario import MAX_TRIALS
 
 pytest_plugins = ["pytester"]
 
-FLAKY = """\
-id: flaky-model
-title: the model sometimes gives up before it has the invoice
-severity: critical
-seed: 3
-task: Get the total of invoice inv_1.
-tools:
-  fetch_invoice: {}
-policy:
-  stubborn: {tool: fetch_invoice, args: {invoice_id: inv_1}, give_up: 0.3}
-expect:
-  - completed: {successes: {fetch_invoice: 1}}
-"""
+FLAKY = flaky_model(3)
 BASE = ("--chaos", "--chaos-isolation=none", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 
 
