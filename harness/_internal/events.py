@@ -135,7 +135,7 @@ class SideEvent(TypedDict):
     t: float
     tool: str  # the model API (``openai.chat``, ``gemini``, ...), as an ``api`` event names it
     request: int
-    why: str  # ``schema`` (a response schema or a forced output tool) or ``no_tools``
+    why: str  # ``schema`` (a response schema or a forced output tool), ``no_tools``, or ``probe`` (one output token)
     answer: str  # the text answered, or the JSON of the instance
     tokens_in: int
     tokens_out: int

@@ -19,7 +19,12 @@ A request is a *side request* when either
 - or it **declares no tools and does not continue the main conversation**: the run has tools,
   the request carries no result of a call the run asked for, and its system prompt is not
   the one of the last request that declared tools (before any such request: a system prompt at
-  all). It is answered with a short neutral text.
+  all). It is answered with a short neutral text;
+- or it is a **probe**: it declares no tools and allows at most one output token (Chat
+  Completions' ``max_tokens`` / ``max_completion_tokens``, Responses' ``max_output_tokens``,
+  Anthropic's ``max_tokens``, Gemini's ``generationConfig.maxOutputTokens``), as Claude Code's
+  quota check at start-up does (``max_tokens: 1``, the user message ``quota``): no answer of
+  one token is a turn of the task. It is answered with the same text.
 
 So a runtime that drops its tools to force a final answer (the same system prompt, its
 history with the run's tool results) stays a main turn, and a run whose tools are none has
@@ -38,10 +43,11 @@ from typing import Any
 from toolchaos._internal.model import ModelTurn, ToolCall, Usage, estimate_tokens
 from toolchaos.wire._instances import instance
 
-__all__ = ["DEFAULT_TEXT", "NO_TOOLS", "SCHEMA", "Side", "SideAnswer", "classify", "side_answer_of", "system_of"]
+__all__ = ["DEFAULT_TEXT", "NO_TOOLS", "PROBE", "SCHEMA", "Side", "SideAnswer", "classify", "side_answer_of", "system_of"]
 
 DEFAULT_TEXT = "OK"
-SCHEMA, NO_TOOLS = "schema", "no_tools"  # why a request is a side request (the side event's ``why``)
+SCHEMA, NO_TOOLS, PROBE = "schema", "no_tools", "probe"  # why a request is a side request (the side event's ``why``)
+PROBE_TOKENS = 1  # an output limit this small answers no turn of a task: a connectivity or quota check
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 
@@ -74,13 +80,13 @@ def side_answer_of(value: Any) -> SideAnswer:
 class Side:
     """Why a request is a side request, and what it asks for."""
 
-    why: str  # SCHEMA or NO_TOOLS
+    why: str  # SCHEMA, NO_TOOLS or PROBE
     schema: Any = None  # the response schema (the forced tool's parameters), for SCHEMA
     tool: str | None = None  # the forced output tool: answered as one call to it
 
     def answer(self, messages: Sequence[Mapping[str, Any]], step: int, n: int, with_: SideAnswer) -> ModelTurn:
         """The model's answer to it: text, JSON text, or the forced tool's call; its usage as a turn's is counted."""
-        if self.why == NO_TOOLS:
+        if self.why != SCHEMA:
             text: str | None = with_.text
             calls: tuple[ToolCall, ...] = ()
         else:
@@ -115,13 +121,34 @@ def classify(api: str, body: Mapping[str, Any], messages: Sequence[Mapping[str, 
     found, schema = response_schema(api, body)
     if found and not declared & run_tools:
         return Side(SCHEMA, schema)
-    if specs or found or not run_tools:
+    if specs or found:
+        return None
+    if _output_limit(api, body) <= PROBE_TOKENS:
+        return Side(PROBE)
+    if not run_tools:
         return None
     if any(m.get("role") == "tool" and m.get("tool_call_id") in asked for m in messages):
         return None  # it carries the run's tool results: the main conversation, tools dropped
     if system_of(messages) == (main_system or ""):
         return None  # the main conversation's system prompt (before any request declared tools: none)
     return Side(NO_TOOLS)
+
+
+_LIMIT_KEYS = {"openai.chat": ("max_completion_tokens", "max_tokens"), "openai.responses": ("max_output_tokens",)}
+
+
+def _output_limit(api: str, body: Mapping[str, Any]) -> float:
+    """The most output tokens the request allows (infinity: no limit given)."""
+    if api == "gemini":
+        config = body.get("generationConfig") or body.get("generation_config")
+        holder, keys = (config if isinstance(config, Mapping) else {}), ("maxOutputTokens", "max_output_tokens")
+    else:
+        holder, keys = body, _LIMIT_KEYS.get(api, ("max_tokens",))
+    for key in keys:
+        value = holder.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return float("inf")
 
 
 def response_schema(api: str, body: Mapping[str, Any]) -> tuple[bool, Any]:

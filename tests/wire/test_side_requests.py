@@ -21,7 +21,7 @@ from toolchaos.fake_tools import catalogue
 from toolchaos.policies import POLICIES
 from toolchaos.scenario import ScenarioError, load_text
 from toolchaos.wire._names import declared_names as names
-from toolchaos.wire._side import NO_TOOLS, SCHEMA, classify
+from toolchaos.wire._side import NO_TOOLS, PROBE, SCHEMA, classify
 
 ARGS = {"invoice_id": "inv_1"}
 PARAMS = {"type": "object", "properties": {"invoice_id": {"type": "string"}}, "required": ["invoice_id"]}
@@ -109,6 +109,8 @@ CLAUDE_TOPIC = {"model": "claude-haiku-4-5", "max_tokens": 512, "stream": True, 
                              "word title that captures the new topic. Format your response as a JSON object with two "
                              "fields: 'isNewTopic' (boolean) and 'title' (string, or null if isNewTopic is false). "
                              "Only include these fields, no other text."}]}
+# Claude Code's quota check at start-up: one token, the word "quota", no tools, no system prompt
+CLAUDE_QUOTA = {"model": "claude-haiku-4-5", "max_tokens": 1, "messages": [{"role": "user", "content": "quota"}]}
 CLAUDE_MAIN = {"model": "claude-sonnet-4-5", "max_tokens": 32000, "stream": True, "messages": [
     {"role": "user", "content": [{"type": "text", "text": TASK}]}], "system": [
     {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."}],
@@ -398,3 +400,29 @@ def test_a_scenario_scripts_the_side_answer_in_its_policy_and_writes_it_back() -
     assert policy.side_answer == scripted and POLICIES.to_data(policy)["stubborn"]["side_answer"] == scripted
     with pytest.raises(ScenarioError, match="side_answer must be a text"):
         load_text(text.replace("side_answer: {text", "side_answer: {txt"), "s.chaos.yaml")
+
+
+def test_claude_codes_quota_check_is_a_probe_answered_without_a_turn_of_the_policy() -> None:
+    responses, result = _run([("anthropic.messages", CLAUDE_QUOTA), ("anthropic.messages", CLAUDE_MAIN)])
+    assert _answer("anthropic.messages", responses[0]) == ("OK", [])
+    assert _answer("anthropic.messages", responses[1]) == (None, [("mcp__chaos__fetch_invoice", {})])  # turn 1
+    assert result.turns == 1 and [e["why"] for e in result.trace.of_kind("side")] == [PROBE]
+
+
+@pytest.mark.parametrize("api", ["openai.chat", "openai.responses", "anthropic.messages", "gemini"])
+def test_what_makes_a_request_a_probe(api: str) -> None:
+    bare = {k: v for k, v in _main(api).items() if k not in ("tools", "system", "instructions", "systemInstruction")}
+    if "messages" in bare:  # no system prompt either: as the main conversation may start
+        bare["messages"] = [m for m in bare["messages"] if m["role"] != "system"]
+    limit = {"openai.chat": "max_completion_tokens", "openai.responses": "max_output_tokens",
+             "anthropic.messages": "max_tokens"}.get(api)
+
+    def capped(n: int, body: Mapping[str, Any] = bare) -> dict[str, Any]:
+        if limit is None:
+            return {**body, "generationConfig": {"maxOutputTokens": n}}
+        return {**body, limit: n}
+
+    assert _classify(capped(1), api, main_system=None) == PROBE
+    assert _classify(capped(1), api, main_system=None, run_tools=set()) == PROBE  # a run without tools too
+    assert _classify(capped(2), api, main_system=None) is None  # two tokens: as any tool-less request
+    assert _classify(capped(1, _main(api)), api, specs=[{"name": "fetch_invoice", "parameters": PARAMS}]) is None
