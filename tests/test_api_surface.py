@@ -101,7 +101,7 @@ PUBLIC: dict[str, list[str]] = {
         "Matrix", "NAIVE_MUST_FAIL", "ablation_matrix",
     ],
     "toolchaos.matrices.processes": [
-        "Row", "main", "markdown", "matrix", "run_cell", "stopped_by",
+        "Row", "main", "markdown", "matrix", "not_applicable_table", "requests", "run_cell", "stopped_by",
     ],
     "toolchaos.errors": [
         "AgentCallError", "AgentFailure", "AgentRefError", "ApiFaultError", "CassetteDiverged", "CassetteError",

@@ -30,7 +30,11 @@ from toolchaos.certification._variants import ABLATIONS, AGENT_VARIANTS, PORTS, 
 from toolchaos.certification._verdict import ScenarioVerdict
 
 # isort: split
-# What the commands and the pytest plugin need beyond the public names: importable here, not part of the API.
+# What the commands, the pytest plugin and the matrices need beyond the public names: importable here, not
+# part of the API.
+from toolchaos.certification._applicable import NOT_RUN as NOT_RUN
+from toolchaos.certification._applicable import not_applicable_to as not_applicable_to
+from toolchaos.certification._judge import not_run as not_run
 from toolchaos.certification._run import run_live_at_once as run_live_at_once
 from toolchaos.certification._run import waits_on_live_model as waits_on_live_model
 

@@ -8,9 +8,12 @@ Each cell runs one bundled certification scenario against one agent started by i
 (``toolchaos._agents.PRESETS``): the coding CLIs from ``--bin`` (default ``.ci/cli/node_modules/.bin``,
 installed by ``.ci/cli-matrix``), the Node example agents from ``--node`` (default ``.ci/node``).
 Its verdict is the suite's own judge; the row says what happened: tool executions, model
-requests, duplicate side effects, what stopped the run (the agent's own loop detector, named,
-its turn limit, its model's answer, or the harness) and what its model was shown last. An agent
-whose program is not installed is left out, saying so. The figures are statements of fact about
+requests (and how many were side requests: titles, loop checks), duplicate side effects, what
+stopped the run (the agent's own loop detector, named, its turn limit, its model's answer, or
+the harness) and what its model was shown last. A scenario that needs what a process agent
+cannot do (its ``needs:``) is not run: its row says N/A and why.
+An agent whose program is not installed is left out, saying so. ``--artifacts DIR`` keeps each
+cell's trace and process record under ``DIR/<agent>/``. The figures are statements of fact about
 each product at the version shown, not a ranking.
 """
 
@@ -22,14 +25,15 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from toolchaos._agents import PRESETS, ProcessAgent
+from toolchaos._agents import PRESETS, ProcessAgent, kinds
 from toolchaos._engine import RunSpec
 from toolchaos._internal.limits import Ceiling
-from toolchaos.certification import Verdict, judge, suite
+from toolchaos.certification import NOT_RUN, Verdict, judge, not_applicable_to, not_run, suite
 from toolchaos.fake_tools import World
 from toolchaos.process import ProcessRunResult, run
 from toolchaos.scenario import Scenario
@@ -44,6 +48,7 @@ CLIS = ("codex", "claude-code", "gemini-cli", "opencode")
 NODE = ("node-openai", "node-anthropic", "openai-agents-js", "vercel-ai")
 MATRIX_REAL_SECONDS = 300.0  # a CLI's 200 turns against the ceiling take tens of seconds on a loaded machine
 _VERSION_ARGS = ("--version",)
+PROCESS = "process"  # the agent kind of every agent here: what it can do decides which scenarios apply
 
 
 @dataclass(frozen=True)
@@ -104,19 +109,22 @@ def version(name: str, agent: ProcessAgent, node_dir: Path) -> str:
     return (done.stdout.strip() or done.stderr.strip()).splitlines()[0] if (done.stdout or done.stderr) else "?"
 
 
-def run_cell(scenario: Scenario, agent: ProcessAgent, label: str) -> Verdict:
-    """One scenario against one process agent, judged by the suite's judge."""
+def run_cell(scenario: Scenario, agent: ProcessAgent, label: str, artifacts: Path | None = None) -> Verdict:
+    """One scenario against one process agent, judged by the suite's judge; N/A (not run) where it cannot apply."""
+    reason = not_applicable_to(scenario, kinds()[PROCESS])
+    if reason is not None:  # from the scenario's needs and the kind alone, as certify decides it
+        return not_run(scenario, agent=label, kind=PROCESS, reason=reason)
     ceiling = replace(scenario.ceiling or Ceiling(), real_seconds=MATRIX_REAL_SECONDS)
     spec = RunSpec.of(task=scenario.task, tools=scenario.tools, policy=scenario.policy(), seed=scenario.seed,
                       budgets=scenario.budgets, ceiling=ceiling, world=World(scenario.world), name=scenario.name,
-                      api_faults=getattr(scenario, "api_faults", None))
+                      api_faults=getattr(scenario, "api_faults", None), artifacts=artifacts)
     result = run(agent, spec)
     return judge(scenario, result, None, agent=label)
 
 
 def matrix(bin_dir: Path, node_dir: Path, only_agents: Iterable[str] | None = None,
-           only: Sequence[str] | None = None, progress: Callable[[str], None] | None = None
-           ) -> tuple[list[Row], dict[str, str]]:
+           only: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
+           artifacts: Path | None = None) -> tuple[list[Row], dict[str, str]]:
     chosen, missing = agents(bin_dir, node_dir, only_agents)
     wanted = list(only) if only else list(SCENARIOS)
     scenarios = [s for s in suite() if s.name in wanted]
@@ -124,11 +132,12 @@ def matrix(bin_dir: Path, node_dir: Path, only_agents: Iterable[str] | None = No
     for name, agent in chosen.items():
         ver = version(name, agent, node_dir)
         for scenario in scenarios:
-            verdict = run_cell(scenario, agent, name)
+            started = time.monotonic()
+            verdict = run_cell(scenario, agent, name, None if artifacts is None else artifacts / name)
             rows.append(Row(name, ver, scenario.name, verdict))
-            if progress is not None:
-                progress(f"{name:16} {scenario.name:32} {'PASS' if verdict.passed else 'FAIL'} "
-                         f"{verdict.result.terminal_state} {stopped_by(name, rows[-1].result)}")
+            if progress is not None:  # the real seconds a cell took: what makes this the slower job
+                progress(f"{name:16} {scenario.name:32} {_verdict_word(verdict)} {verdict.result.terminal_state} "
+                         f"{time.monotonic() - started:.0f}s {stopped_by(name, rows[-1].result)}")
     return rows, missing
 
 
@@ -151,6 +160,8 @@ _TURN_LIMITS = {"openai-agents-js": "its turn limit (the SDK's default max turns
 
 def stopped_by(name: str, res: ProcessRunResult) -> str:
     """What ended the run: the harness, the agent's own guard (named), its turn limit, or its model's answer."""
+    if res.terminal_state == NOT_RUN:
+        return "(not run)"
     proc = res.process
     if res.terminal_state in ("HARD_CEILING", "WATCHDOG"):
         what = "ceiling" if res.terminal_state == "HARD_CEILING" else "watchdog"
@@ -179,20 +190,46 @@ def shown(res: ProcessRunResult, width: int = 90) -> str:
     return "(no tool result)"
 
 
+def _verdict_word(verdict: Verdict) -> str:
+    if verdict.not_applicable is not None:
+        return "N/A"
+    return "PASS" if verdict.passed else "FAIL"
+
+
+def requests(res: ProcessRunResult) -> str:
+    """Model requests the server answered, with how many of them were side requests (titles, loop checks)."""
+    side = res.side_requests
+    return f"{res.model_requests} ({side} side)" if side else str(res.model_requests)
+
+
 def markdown(rows: Sequence[Row], missing: dict[str, str]) -> str:
     lines = ["| agent (version) | scenario | verdict | ended | tool executions | model requests | duplicate side "
              "effects | what stopped it | what its model was shown last |",
              "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        res = row.result
-        verdict = "PASS" if row.verdict.passed else "FAIL"
+        res, verdict = row.result, _verdict_word(row.verdict)
+        if row.verdict.not_applicable is not None:  # nothing ran: no figures, the reason instead
+            lines.append(f"| {row.agent} ({row.version}) | `{row.scenario}` | N/A | | | | | "
+                         f"{_cell(row.verdict.not_applicable)} | |")
+            continue
         if not row.verdict.passed and row.verdict.failures:
             verdict += f" (`{row.verdict.failures[0][0].name}`)"
         lines.append(f"| {row.agent} ({row.version}) | `{row.scenario}` | {verdict} | {res.terminal_state} | "
-                     f"{res.total_executions} | {res.model_requests} | {duplicates(res)} | "
+                     f"{res.total_executions} | {requests(res)} | {duplicates(res)} | "
                      f"{stopped_by(row.agent, res)} | {_cell(shown(res))} |")
     for name, why in missing.items():
         lines.append(f"| {name} | (not run) | | | | | | {_cell(why)} | |")
+    return "\n".join(lines)
+
+
+def not_applicable_table(scenarios: Iterable[Scenario] | None = None) -> str:
+    """The bundled scenarios no process agent runs (N/A for every agent above), each with its reason."""
+    kind = kinds()[PROCESS]
+    lines = ["| scenario | N/A to every agent above: what it needs |", "|---|---|"]
+    for scenario in suite() if scenarios is None else scenarios:
+        reason = not_applicable_to(scenario, kind)
+        if reason is not None:
+            lines.append(f"| `{scenario.name}` | {_cell(reason)} |")
     return "\n".join(lines)
 
 
@@ -218,10 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--agent", action="append", choices=[*CLIS, *NODE], help="only these agents")
     parser.add_argument("--only", action="append", help="only these scenario ids")
     parser.add_argument("--write", type=Path, help="write the table into this Markdown file, between the markers")
+    parser.add_argument("--artifacts", type=Path, help="keep each cell's trace and process record in DIR/<agent>/")
     args = parser.parse_args(argv)
     rows, missing = matrix(args.bin.resolve(), args.node.resolve(), args.agent, args.only,
-                           progress=lambda line: print(line, file=sys.stderr, flush=True))
-    table = markdown(rows, missing)
+                           progress=lambda line: print(line, file=sys.stderr, flush=True), artifacts=args.artifacts)
+    table = f"{markdown(rows, missing)}\n\n{not_applicable_table()}"
     if args.write is not None:
         write(args.write, table)
     else:
@@ -233,5 +271,5 @@ if __name__ == "__main__":  # pragma: no cover - the command line
     raise SystemExit(main())
 
 
-__all__ = ["Row", "main", "markdown", "matrix", "run_cell", "stopped_by"]
+__all__ = ["Row", "main", "markdown", "matrix", "not_applicable_table", "requests", "run_cell", "stopped_by"]
 

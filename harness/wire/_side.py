@@ -134,16 +134,17 @@ def classify(api: str, body: Mapping[str, Any], messages: Sequence[Mapping[str, 
     return Side(NO_TOOLS)
 
 
-_LIMIT_KEYS = {"openai.chat": ("max_completion_tokens", "max_tokens"), "openai.responses": ("max_output_tokens",)}
+_LIMIT_KEYS: dict[str, tuple[str, ...]] = {"openai.chat": ("max_completion_tokens", "max_tokens"),
+                                           "openai.responses": ("max_output_tokens",)}
 
 
 def _output_limit(api: str, body: Mapping[str, Any]) -> float:
     """The most output tokens the request allows (infinity: no limit given)."""
+    holder: Mapping[str, Any] = body
+    keys: tuple[str, ...] = _LIMIT_KEYS.get(api, ("max_tokens",))
     if api == "gemini":
         config = body.get("generationConfig") or body.get("generation_config")
         holder, keys = (config if isinstance(config, Mapping) else {}), ("maxOutputTokens", "max_output_tokens")
-    else:
-        holder, keys = body, _LIMIT_KEYS.get(api, ("max_tokens",))
     for key in keys:
         value = holder.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
