@@ -165,14 +165,23 @@ _GEMINI_RESPONSE = " with response: "
 _decode = json.JSONDecoder().raw_decode
 
 
+# gemini-cli (0.61) hands an MCP tool's text to its model inside <untrusted_context>, a closing tag
+# in the text escaped as &lt;/untrusted_context&gt;.
+_UNTRUSTED_OPEN, _UNTRUSTED_CLOSE = "<untrusted_context>\n", "\n</untrusted_context>"
+_UNTRUSTED_ESCAPED = "&lt;/untrusted_context&gt;"
+
+
 def unwrap(content: Any) -> Any:
-    """The tool's result inside a runtime's known framing of it (Codex's header, gemini-cli's error
-    text); any other content as it is (the same object)."""
+    """The tool's result inside a runtime's known framing of it (Codex's header, gemini-cli's
+    untrusted-context tags and error text); any other content as it is (the same object)."""
     if type(content) is str:
         if content.startswith("Wall time: "):
             header = CODEX_HEADER.match(content)
             if header is not None:
                 return content[header.end():]
+        elif content.startswith(_UNTRUSTED_OPEN) and content.endswith(_UNTRUSTED_CLOSE):
+            inner = content[len(_UNTRUSTED_OPEN):len(content) - len(_UNTRUSTED_CLOSE)]
+            return inner.replace(_UNTRUSTED_ESCAPED, "</untrusted_context>")
         return content
     if type(content) is dict and len(content) == 1:
         err = content.get("error")

@@ -54,6 +54,12 @@ def codex(text: str, seconds: str = "0.0503", *, items: bool = True) -> str:
     return header if not text else header + ("" if items else "\n") + text
 
 
+def gemini_untrusted(text: str) -> str:
+    """gemini-cli 0.61's model-side text of an MCP tool's output (``wrapUntrusted``): tagged, the closing tag escaped."""
+    return "<untrusted_context>\n" + text.replace("</untrusted_context>", "&lt;/untrusted_context&gt;") + \
+        "\n</untrusted_context>"
+
+
 def gemini_error(name: str, args: dict[str, Any], text: str) -> dict[str, Any]:
     """gemini-cli's ``functionResponse.response`` for an MCP tool error (``mcp-tool.ts``, as its chat logs show it)."""
     parts = [{"functionResponse": {"name": name, "response": {"content": [{"type": "text", "text": text}],
@@ -91,15 +97,22 @@ def test_every_clis_wrapper_reads_as_the_bare_result_served_or_not(outcome: Outc
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "is_error": error,
                                       "content": [{"type": "text", "text": text}]}]}]})
     response = gemini_error("fetch_invoice", {"invoice_id": "inv_1"}, text) if error else {"output": text}
-    gemini = fmt.gemini_messages({"contents": [  # gemini-cli: {"output": text}, or its MCP error message
-        {"role": "model", "parts": [{"functionCall": {"id": cid, "name": "fetch_invoice", "args": {}}}]},
-        {"role": "user", "parts": [{"functionResponse": {"id": cid, "name": "fetch_invoice", "response": response}}]}]})
+
+    def gemini_turn(response: Any) -> list[dict[str, Any]]:  # gemini-cli: {"output": text}, or its MCP error
+        return fmt.gemini_messages({"contents": [
+            {"role": "model", "parts": [{"functionCall": {"id": cid, "name": "fetch_invoice", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": cid, "name": "fetch_invoice",
+                                                             "response": response}}]}]})
+
+    gemini = gemini_turn(response)
+    untrusted = gemini_turn(response if error else {"output": gemini_untrusted(text)})
     answers = {
         "bare (OpenCode)": _turn(text, cid),
         "codex content items": _turn(codex(text), cid),
         "codex one text": _turn(codex(text, "0.0429", items=False), cid),
         "claude-code": claude,
         "gemini-cli": gemini,
+        "gemini-cli 0.61 untrusted context": untrusted,
     }
     record = {cid: Handled.of("tool", served=outcome)}
     bare = read_feedback(answers["bare (OpenCode)"])[0]
@@ -108,6 +121,17 @@ def test_every_clis_wrapper_reads_as_the_bare_result_served_or_not(outcome: Outc
         assert _reading(served) == served_reading(outcome), cli
         (unserved,) = read_feedback(messages)  # no record: read from the content, structurally
         assert (unserved.kind, unserved.retryable) == (bare.kind, bare.retryable), cli
+        assert served.content == bare.content or cli == "claude-code", cli  # the policy reads the bare result
+
+
+def test_gemini_clis_untrusted_context_is_removed_from_what_the_policy_reads() -> None:
+    """A page's cursor must be read inside the tags (legit-paginate-12-pages asked for page 1 again and again)."""
+    page = '{"items":[{"id":"rec_0001"}],"next_cursor":"c2"}'
+    (fb,) = read_feedback(_turn(gemini_untrusted(page)))
+    assert fb.content == page and fb.sent == gemini_untrusted(page) and fb.kind == "ok"
+    tricky = "a </untrusted_context> inside"
+    assert read_feedback(_turn(gemini_untrusted(tricky)))[0].content == tricky
+    assert read_feedback(_turn("<untrusted_context>\nno closing tag"))[0].sent is None  # not the wrapper: as sent
 
 
 def test_the_wrapper_is_removed_from_what_the_policy_reads_and_kept_in_what_was_sent() -> None:
