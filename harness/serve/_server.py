@@ -22,6 +22,7 @@ an MCP tool error: nothing a client does after the end can hang it or reach the 
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from collections.abc import Mapping
@@ -183,6 +184,7 @@ class Server:
             loop = _clock.RealTimeEventLoop()
             try:
                 loop.run_until_complete(server.serve(sockets=[sock]))
+                loop.run_until_complete(_cancel_leftovers())
                 loop.run_until_complete(loop.shutdown_default_executor())
             finally:
                 loop.close()
@@ -388,3 +390,14 @@ def _wait_for(ready: Any, seconds: float) -> bool:
         _clock.real_sleep(0.01)
     return True
 
+
+
+async def _cancel_leftovers() -> None:
+    """Cancel and await what the served apps left running once uvicorn stopped (the MCP SDK's SSE
+    responses leave a shutdown watcher behind): a task still pending when the loop closes is
+    destroyed with a warning on the user's terminal."""
+    me = asyncio.current_task()
+    left = [t for t in asyncio.all_tasks() if t is not me]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)

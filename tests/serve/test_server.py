@@ -254,6 +254,38 @@ def test_the_server_shuts_down_cleanly_and_frees_its_port() -> None:
         sock.bind(("127.0.0.1", port))  # free again
 
 
+SSE_THEN_CLOSE = """
+import httpx
+from toolchaos import policies
+from toolchaos.fake_tools import catalogue
+from toolchaos.serve import Server
+
+srv = Server(task="t", tools=[catalogue.get("fetch_invoice")], policy=policies.scripted([{"final": "done"}]))
+with srv:
+    try:  # the notifications stream a client such as gemini-cli opens: nothing comes on it here
+        with httpx.stream("GET", srv.mcp_url, headers={"accept": "text/event-stream"}, timeout=0.5) as r:
+            print(r.headers["content-type"])
+            next(r.iter_bytes())
+    except httpx.ReadTimeout:
+        pass
+    srv.end()
+print("closed")
+"""
+
+
+def test_closing_after_an_mcp_event_stream_leaves_no_task_pending(tmp_path: Any) -> None:
+    """The MCP SDK's event-stream responses leave a shutdown watcher on the server's loop: cancelled when the
+    server closes, not destroyed pending ("Task was destroyed but it is pending!" on the user's terminal)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "sse_then_close.py"
+    script.write_text(SSE_THEN_CLOSE)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["text/event-stream", "closed"], done.stdout + done.stderr
+    assert "destroyed but it is pending" not in done.stderr, done.stderr
+
+
 def test_gemini_generate_content_over_the_server() -> None:
     with _stubborn() as srv, httpx.Client(timeout=5) as http:
         body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
