@@ -31,6 +31,9 @@ NEEDS: dict[str, Need] = {n.name: n for n in (
     Need("virtual_time", "virtual_time",
          "the agent's own clock on the run's virtual clock: a budget of virtual seconds it must see, or waits of "
          "tens of virtual seconds it must sit out"),
+    Need("budgets", "budgets",
+         "the run's budgets handed to the agent to keep, as tools.budgets or the wire's env.budgets: a budget of "
+         "steps, executions, seconds or tokens it must be told"),
     Need("restart", "restart", "a second run of the agent that resumes from the store the first one kept"),
     Need("two_workers", "concurrent_workers",
          "two calls of one model turn run at once against the agent's own ledger, two workers racing"),

@@ -48,6 +48,7 @@ class Capabilities:
     # its own clock (sleeps, deadlines, timeouts) is the run's virtual clock, so a budget of virtual
     # seconds is one it can see and a long wait costs no real time
     virtual_time: bool = True
+    budgets: bool = True  # it is handed the run's budgets (tools.budgets, env.budgets), so it can keep them
     restart: bool = True  # it can be run a second time resuming from the store it kept (tools.store)
     concurrent_workers: bool = True  # two calls of one turn run at once against its own ledger (two workers)
 

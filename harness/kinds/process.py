@@ -43,6 +43,7 @@ KIND = register_kind(AgentKind(
     form="cmd:COMMAND LINE or preset:NAME", runner=runner, recognise=recognise, by_type=True,
     prefixes=(CMD_PREFIX, PRESET_PREFIX), load=process_ref,
     # A program of its own: it ends by exiting (no stop report unless it posts one), sleeps and times out in
-    # real seconds, keeps no store across a restart, and its calls reach the server in the order it chooses.
-    capabilities=Capabilities(reports_stop=False, out_of_process=True, virtual_time=False, restart=False,
-                              concurrent_workers=False)))
+    # real seconds, is not told the run's budgets (its limits are its own configuration), keeps no store
+    # across a restart, and its calls reach the server in the order it chooses.
+    capabilities=Capabilities(reports_stop=False, out_of_process=True, virtual_time=False, budgets=False,
+                              restart=False, concurrent_workers=False)))

@@ -110,13 +110,16 @@ def _build(spec: ScenarioSpec, root: YMap, ctx: Context, digest: str, variant: s
 
 
 def _needs(spec: ScenarioSpec) -> tuple[str, ...]:
-    """What the scenario declares it needs, with what its blocks imply: a restart needs one, and a budget of
-    virtual seconds needs the agent's clock to be the run's (every name once, in ``NEEDS``'s order)."""
+    """What the scenario declares it needs, with what its blocks imply: a restart needs one, a budget needs the
+    agent to be told it, and one of virtual seconds the agent's clock to be the run's (every name once, in
+    ``NEEDS``'s order)."""
     wanted = set(spec.needs or ())
     if spec.restart is not None:
         wanted.add("restart")
-    if spec.budgets is not None and spec.budgets.max_seconds is not None:
-        wanted.add("virtual_time")
+    if spec.budgets is not None:  # a budget the agent must be told: of virtual seconds, on the run's clock
+        wanted.add("budgets")
+        if spec.budgets.max_seconds is not None:
+            wanted.add("virtual_time")
     return tuple(n for n in agents.NEEDS if n in wanted)
 
 

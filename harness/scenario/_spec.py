@@ -117,10 +117,11 @@ class CeilingSpec(_Model):
 
 _AT_LEAST_ONE = Annotated[int, Field(ge=1)]
 # What a scenario may need of an agent's kind (toolchaos._agents.NEEDS, where each is explained).
-NeedName = Literal["stop_report", "virtual_time", "restart", "two_workers"]
+NeedName = Literal["stop_report", "virtual_time", "budgets", "restart", "two_workers"]
 _NEEDS_HELP = ("what the scenario cannot be judged without, of the agent's kind: " + "; ".join(
     f"{n.name}: {n.meaning}" for n in NEEDS.values()) + ". An agent whose kind lacks one gets N/A, not a verdict "
-    "(a restart: block needs restart, a budget of max_seconds needs virtual_time, without saying so)")
+    "(a restart: block needs restart, a budgets: block needs budgets, a budget of max_seconds virtual_time too, "
+    "without saying so)")
 
 
 class GoalSpec(_Model):

@@ -26,7 +26,8 @@ from toolchaos.cli import main
 from toolchaos.reports import verdict_status
 from toolchaos.scenario import load_text
 
-PROCESS_NA = {"budget-pending-never-finishes", "budget-wall-clock", "err-rate-limit-retry-after",
+PROCESS_NA = {"budget-pending-never-finishes", "budget-wall-clock", "budget-steps", "budget-tokens-growing-context",
+              "err-rate-limit-retry-after",
               "legit-poll-to-completion", "resume-redo-only-unfinished", "side-write-before-guard-resume",
               "side-concurrent-same-key"}
 
@@ -40,8 +41,10 @@ def test_the_bundled_scenarios_that_a_process_agent_cannot_be_judged_on_are_exac
     na = {s.name: not_applicable_to(s, process) for s in suite()}
     expected = PROCESS_NA | {s.name for s in suite() if s.id == "err-rate-limit-reset-forms"}
     assert {name for name, why in na.items() if why} == expected
-    assert len(expected) == 15 and len(suite()) - len(expected) == 29
-    assert na["budget-wall-clock"] == (f"needs virtual_time, which a process agent lacks ({NEEDS['virtual_time'].meaning})")
+    assert len(expected) == 17 and len(suite()) - len(expected) == 27
+    assert na["budget-wall-clock"] == (f"needs virtual_time, which a process agent lacks ({NEEDS['virtual_time'].meaning}); "
+                                       f"needs budgets, which a process agent lacks ({NEEDS['budgets'].meaning})")
+    assert na["budget-steps"] == f"needs budgets, which a process agent lacks ({NEEDS['budgets'].meaning})"
     assert na["side-concurrent-same-key"].startswith("needs two_workers, which a process agent lacks")  # type: ignore[union-attr]
     assert na["resume-redo-only-unfinished"].startswith("needs restart, which a process agent lacks")  # type: ignore[union-attr]
     for name in ("loop-argument-jitter", "err-permission-denied", "side-email-asked-repeatedly", "legit-transient-503"):
@@ -173,6 +176,8 @@ def test_certify_and_the_command_line_name_the_na_scenarios_with_their_reason(ca
     assert lines[-1] == (f"NOT CERTIFIED: 0 of 0 applicable scenarios passed (N/A: {len(PROCESS_NA)}); level reached "
                          "none, required all")  # nothing applied: nothing is certified
     assert f"N/A ({len(PROCESS_NA)} scenarios, not run: each needs what the agent's kind lacks):" in lines
-    assert any(line.startswith("  budget-pending-never-finishes, budget-wall-clock, err-rate-limit-retry-after, "
-                               "legit-poll-to-completion: needs virtual_time, which a process agent lacks")
+    assert any(line.startswith("  budget-pending-never-finishes, budget-wall-clock: needs virtual_time, which a "
+                               "process agent lacks") and "; needs budgets, which a process agent lacks" in line
                for line in lines)
+    assert any(line.startswith("  budget-steps, budget-tokens-growing-context: needs budgets, which a process agent "
+                               "lacks") for line in lines)

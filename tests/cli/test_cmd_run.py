@@ -153,9 +153,9 @@ def test_a_scenario_that_does_not_apply_to_the_agents_kind_is_na_not_a_failure(c
     assert err.splitlines()[-2:] == ["0 passed, 0 failed, 1 not applicable",
                                      "N/A: budget-wall-clock: not run: " + out.splitlines()[1].strip()]
     exits = f"cmd:{sys.executable} -c pass"  # a program that exits before its first model request
-    assert main(["run", str(wall.parent), "-k", "budget-wall-clock,budget-steps", "--agent", exits, "--json"]) == 1
+    assert main(["run", str(wall.parent), "-k", "budget-wall-clock,loop-empty-result", "--agent", exits, "--json"]) == 1
     rows = {r["id"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert (rows["budget-wall-clock"]["verdict"], rows["budget-wall-clock"]["terminal_state"]) == ("n/a", None)
     # it applies, and is judged: an agent that never took part stopped nothing (no end by itself counted as a stop)
-    assert rows["budget-steps"]["verdict"] == "fail" and rows["budget-steps"]["not_applicable"] is None
-    assert rows["budget-steps"]["terminal_state"] == "FAILED"
+    assert rows["loop-empty-result"]["verdict"] == "fail" and rows["loop-empty-result"]["not_applicable"] is None
+    assert rows["loop-empty-result"]["terminal_state"] == "FAILED"

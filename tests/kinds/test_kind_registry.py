@@ -92,7 +92,7 @@ def test_every_built_in_kind_is_one_registered_module() -> None:
         assert module.KIND is kinds()[name]
     assert kinds()["in-process"].capabilities == Capabilities(reports_stop=True, isolatable=True)
     assert kinds()["process"].capabilities == Capabilities(reports_stop=False, out_of_process=True, virtual_time=False,
-                                                           restart=False, concurrent_workers=False)
+                                                           budgets=False, restart=False, concurrent_workers=False)
     for name in names[:-1]:  # every kind but a program of its own can be judged on every bundled scenario
         caps = kinds()[name].capabilities
         assert caps.virtual_time and caps.restart and caps.concurrent_workers and caps.reports_stop
@@ -149,7 +149,7 @@ def test_the_report_says_which_kind_ran_under_chaos_agent(tally: Path, pytester:
     data = json.loads((pytester.path / "out" / "report.json").read_text())
     (entry,) = data["scenarios"]
     assert entry["agent_kind"] == {"name": "tally", "reports_stop": False, "isolatable": False,
-                                   "out_of_process": False, "virtual_time": True, "restart": True,
+                                   "out_of_process": False, "virtual_time": True, "budgets": True, "restart": True,
                                    "concurrent_workers": True}
     assert entry["executions"] == {"fetch_invoice": 3}
 

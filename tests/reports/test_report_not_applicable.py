@@ -40,8 +40,8 @@ def test_report_json_counts_na_apart_and_says_why(tmp_path: Path) -> None:
     by = {s["id"]: s for s in data["scenarios"]}
     wall = by["budget-wall-clock"]
     assert (wall["verdict"], wall["terminal_state"], wall["trace"], wall["invariants"]) == ("n/a", None, None, [])
-    assert wall["needs"] == ["virtual_time"] and wall["first_broken"] is None and wall["failure_severity"] is None
-    assert wall["not_applicable"]["kind"] == "process" and wall["not_applicable"]["lacking"] == ["virtual_time"]
+    assert wall["needs"] == ["virtual_time", "budgets"] and wall["first_broken"] is None and wall["failure_severity"] is None
+    assert wall["not_applicable"]["kind"] == "process" and wall["not_applicable"]["lacking"] == ["virtual_time", "budgets"]
     assert wall["not_applicable"]["reason"].startswith("needs virtual_time, which a process agent lacks")
     assert by["side-concurrent-same-key"]["not_applicable"]["lacking"] == ["two_workers"]
     assert by["loops.timeout_repeat"]["not_applicable"] is None and by["loops.timeout_repeat"]["needs"] == []

@@ -31,19 +31,21 @@ def test_a_misspelled_need_is_an_error_at_its_place_with_a_did_you_mean() -> Non
     with pytest.raises(ScenarioError) as err:
         load_text(BASE + "needs: [stop_report, virtual_tme]\n", "s.chaos.yaml")
     text = str(err.value)
-    assert text.startswith("s.chaos.yaml:7:22: needs[1]: expected one of stop_report, virtual_time, restart, "
-                           "two_workers; got 'virtual_tme'; did you mean 'virtual_time'?")
+    assert text.startswith("s.chaos.yaml:7:22: needs[1]: expected one of stop_report, virtual_time, budgets, "
+                           "restart, two_workers; got 'virtual_tme'; did you mean 'virtual_time'?")
     with pytest.raises(ScenarioError, match="needs: expected a list"):
         load_text(BASE + "needs: virtual_time\n")
 
 
-def test_a_restart_and_a_budget_of_virtual_seconds_imply_their_needs() -> None:
+def test_a_restart_and_budgets_imply_their_needs() -> None:
     (restarted,) = load_text(BASE + "restart: {task: Again.}\n")
     assert restarted.needs == ("restart",)
     (deadline,) = load_text(BASE + "budgets: {max_seconds: 60}\nneeds: [two_workers]\n")
-    assert deadline.needs == ("virtual_time", "two_workers")
-    (steps,) = load_text(BASE + "budgets: {max_steps: 3}\n")  # a budget of steps is the agent's to count, any kind
-    assert steps.needs == ()
+    assert deadline.needs == ("virtual_time", "budgets", "two_workers")
+    (steps,) = load_text(BASE + "budgets: {max_steps: 3}\n")  # the agent must be told it: of the run's budgets
+    assert steps.needs == ("budgets",)
+    (none,) = load_text(BASE)
+    assert none.needs == ()
 
 
 def test_a_variant_says_its_own_needs() -> None:
