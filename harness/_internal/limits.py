@@ -35,6 +35,7 @@ class Budgets:
 
 DEFAULT_REAL_SECONDS = 5.0  # the watchdog's no-progress limit when neither the ceiling nor the session sets one
 SDK_REAL_SECONDS = 60.0  # toolchaos.wire SDK agents' default: the SDKs build their pydantic models inside the run
+SERVE_REAL_SECONDS = 300.0  # a served run's default (process agents, toolchaos serve): a real agent elsewhere is slow
 TOTAL_FACTOR = 3.0  # the total real-time limit, when nothing sets it: this many times the no-progress limit
 
 def check_real_seconds(raw: str | float, source: str, what: str = "the no-progress limit of each chaos run") -> float:

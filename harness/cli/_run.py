@@ -18,6 +18,7 @@ from toolchaos._engine.trials import DEFAULT_CONCURRENCY, MAX_CONCURRENCY, check
 from toolchaos._internal.limits import (
     DEFAULT_REAL_SECONDS,
     SDK_REAL_SECONDS,
+    SERVE_REAL_SECONDS,
     TOTAL_FACTOR,
     check_real_seconds,
 )
@@ -92,7 +93,8 @@ def add_real_seconds_argument(parser: argparse.ArgumentParser, *, scenarios: boo
                              "(no model request, tool call or event) for SECONDS while it could run (time it waited "
                              "for a CPU or was stopped does not count) as a failure (WATCHDOG); "
                              f"{own}default {DEFAULT_REAL_SECONDS:g} seconds, "
-                             f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents")
+                             f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents, "
+                             f"{SERVE_REAL_SECONDS:g} for agents in a process of their own (cmd:, preset:)")
     own = "a scenario's own ceiling total_seconds wins; " if scenarios else ""
     parser.add_argument(TOTAL_SECONDS_OPTION, metavar="SECONDS",
                         help="total limit of each agent run: the watchdog ends a run that goes on for SECONDS of real "

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, TOTAL_FACTOR
+from toolchaos._internal.limits import DEFAULT_REAL_SECONDS, SDK_REAL_SECONDS, SERVE_REAL_SECONDS, TOTAL_FACTOR
 from toolchaos.pytest_plugin import _items as _yaml_items
 from toolchaos.pytest_plugin import _lazy, _options
 from toolchaos.pytest_plugin._options import OptionGroup
@@ -120,7 +120,8 @@ def add_options(group: OptionGroup) -> None:
                          "a CPU or was stopped does not count) as a failure (WATCHDOG); a scenario's or "
                          "test's own ceiling real_seconds "
                          f"wins (default: ini {REAL_SECONDS_INI}, else {DEFAULT_REAL_SECONDS:g} seconds; "
-                         f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents)")
+                         f"{SDK_REAL_SECONDS:g} for toolchaos.wire SDK agents, {SERVE_REAL_SECONDS:g} for agents in a "
+                         "process of their own)")
     group.addoption(TOTAL_SECONDS_OPTION, default=None, metavar="SECONDS",
                     help="total limit of each chaos run: the watchdog ends a run that goes on for SECONDS of real "
                          "time in all, progress or not, as a failure (WATCHDOG); a scenario's or test's own ceiling "

@@ -38,7 +38,7 @@ from starlette.routing import Route
 from toolchaos._engine import ModelClient, RunResult, RunSpec, Toolbox, session_real_seconds
 from toolchaos._engine import run as engine_run
 from toolchaos._engine.state import RunState
-from toolchaos._internal.limits import Ceiling
+from toolchaos._internal.limits import SERVE_REAL_SECONDS, Ceiling
 from toolchaos._internal.types import AgentResult
 from toolchaos._plumbing import clock as _clock
 from toolchaos._plumbing import watchdog as _watchdog
@@ -52,7 +52,6 @@ from toolchaos.serve._mcp import MCP_PATH, mcp_server, streamable_app
 from toolchaos.serve._pace import Pacer
 from toolchaos.wire import ALL_APIS, ApiFaults, Wire, WireRunResult
 
-SERVE_REAL_SECONDS = 300.0  # the watchdog's default for a served run: a real agent in another process is slow
 READY_SECONDS = 30.0  # real seconds to wait for the server and the run to start
 ENDED_STATUS = 400  # a request after the end: an error no SDK retries
 
