@@ -348,6 +348,14 @@ class Wire:
         """An error in the wording of the API the request was for (OpenAI's when it is none of them)."""
         return self._error(self.api_of(request) or "openai", status, message)
 
+    def refuse(self, request: httpx.Request, status: int, message: str, fault: str) -> httpx.Response:
+        """A model request answered with an error before it was read (a body past the server's cap):
+        recorded in ``requests`` with its status and ``fault``, never a model turn."""
+        api = self.api_of(request)
+        if api is not None:
+            self.requests.append(Request(len(self.requests) + 1, api, str(request.url), False, status, fault))
+        return self._error(api or "openai", status, message)
+
     # --- model endpoints -----------------------------------------------------------------
 
     def _begin(self, api: str, request: httpx.Request) -> tuple[Request, dict[str, Any], ApiFault | None]:

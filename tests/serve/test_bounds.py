@@ -62,7 +62,10 @@ def test_a_gigabyte_body_is_refused_and_the_server_never_holds_more_than_the_cap
     assert error["type"] == "invalid_request_error" and f"at most {MAX_BODY} bytes" in error["message"]
     assert grown < MAX_BODY + 20 * MB, f"the peak memory grew by {grown / MB:.1f} MB"
     assert after.status_code == 200  # the run goes on, on the same connection
-    assert srv.result is not None and [q.status for q in srv.result.requests] == [200, 200]  # never reached the wire
+    # recorded, never dispatched: no model turn
+    assert srv.result is not None and [(q.status, q.fault) for q in srv.result.requests] == [
+        (200, None), (413, "too_large"), (200, None)]
+    assert srv.result.turns == 2
 
 
 def test_a_body_declared_past_the_cap_is_refused_before_a_byte_of_it_is_read() -> None:
@@ -101,6 +104,10 @@ def test_the_cap_is_exact_and_answered_in_each_apis_format() -> None:
     assert over["/v1beta/models/g:generateContent"].json()["error"]["status"] == "INVALID_ARGUMENT"
     assert "at most 2000 bytes" in over["/toolchaos/end"].json()["error"]
     assert srv.result is not None and srv.result.terminal_state == "FAILED"  # not ended by the refused end
+    # the model requests refused are in the run's requests (the end is not a model request)
+    assert [(q.api, q.status, q.fault) for q in srv.result.requests] == [
+        ("openai.chat", 200, None), ("openai.chat", 413, "too_large"), ("anthropic.messages", 413, "too_large"),
+        ("gemini", 413, "too_large")]
 
 
 @pytest.mark.parametrize("bad", [0, -1, "8M", 1.5, True, None])
