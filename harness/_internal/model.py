@@ -180,8 +180,8 @@ def unwrap(content: Any) -> Any:
             if header is not None:
                 return content[header.end():]
         elif content.startswith(_UNTRUSTED_OPEN) and content.endswith(_UNTRUSTED_CLOSE):
-            inner = content[len(_UNTRUSTED_OPEN):len(content) - len(_UNTRUSTED_CLOSE)]
-            return inner.replace(_UNTRUSTED_ESCAPED, "</untrusted_context>")
+            tagged = content[len(_UNTRUSTED_OPEN):len(content) - len(_UNTRUSTED_CLOSE)]
+            return tagged.replace(_UNTRUSTED_ESCAPED, "</untrusted_context>")
         return content
     if type(content) is dict and len(content) == 1:
         err = content.get("error")
