@@ -18,7 +18,8 @@ run's virtual clock), ``_stdio`` (``toolchaos mcp``'s run), ``_control`` (what `
 may carry). See docs/serve.md.
 """
 
-from toolchaos.serve._server import ENDED_STATUS, SERVE_REAL_SECONDS, Server
+from toolchaos._internal.limits import SERVE_REAL_SECONDS
+from toolchaos.serve._server import ENDED_STATUS, Server
 from toolchaos.serve._stdio import serve_mcp_stdio
 
 # isort: split

@@ -319,7 +319,8 @@ class Server:
             return httpx.Response(503, json={"error": {"message": "toolchaos serve: the run is starting"}})
         refused = request.extensions.get(REFUSED)
         if refused is not None:  # its body was not read (past the cap): recorded, never dispatched
-            return wire.refuse(request, *refused, fault="too_large")
+            status, message = refused
+            return wire.refuse(request, status, message, "too_large")
         if self._end.is_set():
             return self._ended(wire, request)
         self._before()
