@@ -9,6 +9,7 @@ deltas), the tools must run twice, and the final text must come through intact.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,10 +31,14 @@ def _policy() -> Any:
 
 
 @pytest.fixture(scope="module")
-def clients() -> dict[str, Any]:
-    # One client of each kind for the module: building SDK clients is the slow part.
-    return {"openai": openai.OpenAI(api_key="sk-test", max_retries=0),
+def clients() -> Iterator[dict[str, Any]]:
+    # One client of each kind for the module: building SDK clients is the slow part. Closed after it: a client
+    # still open when the interpreter exits is closed by its __del__ after httpx is gone, which prints an error.
+    made = {"openai": openai.OpenAI(api_key="sk-test", max_retries=0),
             "anthropic": anthropic.Anthropic(api_key="sk-test", max_retries=0)}
+    yield made
+    for client in made.values():
+        client.close()
 
 
 def _check(result: Any, seen: list[Any]) -> None:
