@@ -107,6 +107,22 @@ class Env:
         self.answer: Any = None  # what a ``session`` block hands back to the run as the agent's return value
         self.tools = [WireTool(toolbox.spec(name), toolbox) for name in toolbox.names]
         self._by_name = {t.name: t for t in self.tools}
+        self._clients: list[Any] = []  # the sync SDK clients handed out, closed when the run ends
+
+    def _handed(self, client: Any) -> Any:
+        self._clients.append(client)
+        return client
+
+    def close_clients(self) -> None:
+        """Close the sync SDK clients the agent was handed: one left open until the interpreter exits is
+        closed by its ``__del__`` after httpx is gone, which prints an error. (An async client belongs to the
+        agent's event loop, over by now: closing it is the agent's.)"""
+        for client in self._clients:
+            try:
+                client.close()
+            except Exception:  # a client the agent closed or broke: nothing left to free
+                pass
+        self._clients.clear()
 
     def tool(self, name: str) -> WireTool:
         if name not in self._by_name:
@@ -131,7 +147,7 @@ class Env:
     def openai(self, **kwargs: Any) -> Any:
         import openai
 
-        return openai.OpenAI(**{"api_key": self.api_key, "base_url": self.openai_base_url, **kwargs})
+        return self._handed(openai.OpenAI(**{"api_key": self.api_key, "base_url": self.openai_base_url, **kwargs}))
 
     def async_openai(self, **kwargs: Any) -> Any:
         import openai
@@ -141,7 +157,8 @@ class Env:
     def anthropic(self, **kwargs: Any) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(**{"api_key": self.api_key, "base_url": self.anthropic_base_url, **kwargs})
+        return self._handed(anthropic.Anthropic(**{"api_key": self.api_key, "base_url": self.anthropic_base_url,
+                                                  **kwargs}))
 
     def async_anthropic(self, **kwargs: Any) -> Any:
         import anthropic
@@ -328,6 +345,7 @@ def run(agent: Any, spec: RunSpec | None = None, *, task: str | None = None, too
             return out
         finally:
             _flush_sdk_exporters()  # while the wire still answers: nothing is left to leave later, for real
+            env.close_clients()
             patches.undo()
             wire.stop()
             for var, value in saved_keys.items():

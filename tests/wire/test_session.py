@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import pytest
-from toolchaos import policies
+from toolchaos import policies, wire
 from toolchaos.fake_tools import catalogue
-from toolchaos.wire import session
+from toolchaos.wire import session, takes_env
 
 
 def _ask(base_url: str) -> str:
@@ -39,3 +40,19 @@ def test_a_usage_error_is_raised_before_the_block() -> None:
     with pytest.raises(ValueError, match="unknown model API"):
         with session(tools=[], policy=policies.scripted([]), apis=["no-such-api"]):
             raise AssertionError("the block must not run")
+
+
+def test_the_sync_sdk_clients_the_env_hands_out_are_closed_when_the_run_ends() -> None:
+    """Left open, a client is closed by its __del__ at interpreter exit, after httpx is gone: an error printed."""
+    kept: list[Any] = []
+
+    def agent(task: str, env: Any) -> str:
+        openai_client, anthropic_client = env.openai(), env.anthropic()
+        kept.extend([openai_client, anthropic_client])
+        reply = openai_client.chat.completions.create(model="m", messages=[{"role": "user", "content": task}])
+        assert not openai_client.is_closed()  # open while the run goes on
+        return str(reply.choices[0].message.content)
+
+    result = wire.run(takes_env(agent), task="t", tools=[], policy=policies.scripted([{"final": "done"}]))
+    assert result.answer == "done" and len(kept) == 2
+    assert all(client.is_closed() for client in kept)
