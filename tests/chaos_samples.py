@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -85,3 +86,31 @@ def plain_loop(answer: Callable[[Any, Any], Any], steps: int = 40) -> Callable[[
         return None
 
     return agent
+
+
+def state_becomes(pid: int, states: str, within: float = 10.0) -> bool:
+    """Whether process ``pid`` reaches one of ``states`` (letters of /proc's state: S, T, ...) within ``within``
+    real seconds: a test that stops or starts a real process waits for the kernel to say so."""
+    from toolchaos._plumbing import opportunity  # only the tests that stop a process read /proc
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if (opportunity._state(pid) or "?") in states:
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def needs_private_temp() -> None:
+    """Skip where children cannot get private temporary folders (no user or mount namespaces)."""
+    import os
+
+    import pytest
+    from toolchaos._plumbing import children  # only the tests of sealed children start one
+
+    if not children.sealing_available():
+        pytest.skip("no user namespaces here: children share the machine's temporary folders")
+    probe = children.start(["true"], env={"PATH": os.defpath}, private_tmp=())
+    probe.end(1.0)
+    if not probe.private_tmp:
+        pytest.skip(f"no private temporary folders here: {probe.private_note}")

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chaos_samples import needs_private_temp
 from toolchaos._plumbing import children
 
 SCRATCH = f"scratch-of-a-child-{uuid.uuid4().hex}"  # what a child writes in its temporary folder (xdist: one per worker)
@@ -36,15 +37,6 @@ config = os.environ.get("AGENT_CONFIG")
 print(json.dumps({"seen": seen, "listed": before, "after_umount": after, "cwd": os.getcwd(),
                   "config": open(config).read() if config else None}))
 """
-
-
-def _needs_private() -> None:
-    if not children.sealing_available():
-        pytest.skip("no user namespaces here: children share the machine's temporary folders")
-    probe = children.start(["true"], env={"PATH": os.defpath}, private_tmp=())
-    probe.end(1.0)
-    if not probe.private_tmp:
-        pytest.skip(f"no private temporary folders here: {probe.private_note}")
 
 
 @pytest.fixture
@@ -68,7 +60,7 @@ def _look(*paths: Path, private: tuple[Path, ...], cwd: Path | str | None = None
 
 
 def test_a_private_child_sees_its_own_folder_and_not_another_runs(runs: tuple[Path, Path], tmp_path: Path) -> None:
-    _needs_private()
+    needs_private_temp()
     mine, theirs = runs
     named = Path(tempfile.mkdtemp(prefix="named-by-env-"))  # a folder of the temporary folder its environment names
     link = Path(tempfile.gettempdir()) / f"link-{named.name}"  # and one it names through a link
@@ -106,7 +98,7 @@ def test_without_private_tmp_a_child_sees_the_shared_folders(runs: tuple[Path, P
 
 def test_mounts_that_fail_leave_the_folders_shared_and_say_why(runs: tuple[Path, Path],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    _needs_private()
+    needs_private_temp()
     mine, theirs = runs
 
     def refused(source: object, target: str, *args: object) -> None:
@@ -123,7 +115,7 @@ def test_mounts_that_fail_leave_the_folders_shared_and_say_why(runs: tuple[Path,
 
 
 def test_a_temporary_folder_that_is_the_working_directory_stays_shared(runs: tuple[Path, Path]) -> None:
-    _needs_private()
+    needs_private_temp()
     mine, theirs = runs
     temp = Path(tempfile.gettempdir())
     try:
@@ -158,7 +150,7 @@ def test_the_plan_keeps_the_entries_the_command_names(runs: tuple[Path, Path], t
 
 def test_a_shared_folder_inside_a_kept_one_stays_hidden(runs: tuple[Path, Path], tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    _needs_private()
+    needs_private_temp()
     mine = runs[0]
     shared = tmp_path / "shared"  # a temporary folder of its own (TMPDIR) inside the kept working directory
     (shared / "toolchaos-agent-other").mkdir(parents=True)

@@ -15,6 +15,7 @@ import threading
 import time
 
 import pytest
+from chaos_samples import state_becomes
 from toolchaos._plumbing import opportunity
 from toolchaos._plumbing import watchdog as _watchdog
 from toolchaos._plumbing.opportunity import Lost, ProcessClock, could_run
@@ -223,15 +224,6 @@ def test_a_clock_where_proc_says_nothing_loses_nothing(monkeypatch: pytest.Monke
 # --- a real process, stopped --------------------------------------------------------------
 
 
-def _state_becomes(pid: int, states: str, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if (opportunity._state(pid) or "?") in states:
-            return True
-        time.sleep(0.005)
-    return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_process_clock_counts_the_time_a_process_tree_is_stopped() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
@@ -241,17 +233,17 @@ def test_a_process_clock_counts_the_time_a_process_tree_is_stopped() -> None:
         while not opportunity._children(child.pid) and time.monotonic() < deadline:
             time.sleep(0.005)
         grandchild = opportunity._children(child.pid)[0]  # the tree is followed
-        assert _state_becomes(child.pid, "S") and _state_becomes(grandchild, "S")
+        assert state_becomes(child.pid, "S") and state_becomes(grandchild, "S")
         t = [100.0]
         clock = ProcessClock(child.pid, now=lambda: t[0])
         t[0] += 2.0
         assert clock()[1] == 0.0  # sleeping: not stopped
         os.kill(grandchild, signal.SIGSTOP)  # one process of the tree is enough
-        assert _state_becomes(grandchild, "Tt")
+        assert state_becomes(grandchild, "Tt")
         t[0] += 7.0
         assert clock()[1] == 7.0
         os.kill(grandchild, signal.SIGCONT)
-        assert _state_becomes(grandchild, "S")
+        assert state_becomes(grandchild, "S")
         t[0] += 3.0
         waited, stopped = clock()
         assert stopped == 7.0 and 0.0 <= waited <= 3.0

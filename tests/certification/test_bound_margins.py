@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from toolchaos._agents.guarded import GuardConfig, GuardedAgent
 from toolchaos.certification import certify, suite
+from toolchaos.scenario import load_text
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "independent-runtimes.md"
 LIMITS = [f for f in fields(GuardConfig) if isinstance(f.default, (int, float)) and not isinstance(f.default, bool)]
@@ -36,15 +37,15 @@ def test_the_reference_with_one_limit_raised_by_one_passes_every_loop_scenario(l
 
 
 def test_a_bound_without_room_is_caught_here() -> None:
-    """The check can fail: the no-progress scenarios' bound lowered back to the reference's own count."""
+    """The check can fail: the no-progress scenario with its bound back at the reference's own count."""
     scenario, = [s for s in _loops() if s.name == "loop-no-progress-exploration"]
-    bounded = next(e for e in scenario.expect if e.invariant.name == "bounded")
-    bounded.invariant.executions = 4
-    try:
-        verdict, = certify(GuardedAgent(no_progress_limit=4), [scenario])
-    finally:
-        bounded.invariant.executions = 5
+    assert scenario.path is not None
+    text = Path(scenario.path).read_text(encoding="utf-8")
+    assert "bounded: {executions: 5, turns: 7}" in text
+    tight, = load_text(text.replace("bounded: {executions: 5, turns: 7}", "bounded: {executions: 4, turns: 7}"))
+    verdict, = certify(GuardedAgent(no_progress_limit=4), [tight])
     assert [x.invariant for x in verdict.violations] == ["bounded.executions"]
+    assert certify(GuardedAgent(no_progress_limit=4), [scenario])[0].passed  # the bound as shipped holds
 
 
 def _table() -> dict[str, str]:

@@ -13,13 +13,13 @@ result as foreign attempts, while each run ends as its own agent made it end.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chaos_samples import needs_private_temp
 from toolchaos import Ceiling, RunSpec, policies
 from toolchaos._plumbing import children
 from toolchaos.fake_tools import catalogue
@@ -168,18 +168,8 @@ print("FOUND", json.dumps(found), flush=True)
 '''
 
 
-def _needs_private_temp() -> None:
-    """Skip where children cannot get private temporary folders (no user or mount namespaces)."""
-    if not children.sealing_available():
-        pytest.skip("no user namespaces here: children share the machine's temporary folders")
-    probe = children.start(["true"], env={"PATH": os.defpath}, private_tmp=())
-    probe.end(1.0)
-    if not probe.private_tmp:
-        pytest.skip(f"no private temporary folders here: {probe.private_note}")
-
-
 def test_two_runs_side_by_side_cannot_see_each_others_socket(tmp_path: Path) -> None:
-    _needs_private_temp()
+    needs_private_temp()
     script = tmp_path / "probing.py"
     script.write_text(PROBING)
     results: dict[str, Any] = {}

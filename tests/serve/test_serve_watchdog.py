@@ -17,11 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
+from chaos_samples import state_becomes
 
 pytest.importorskip("uvicorn", reason="needs the serve extra: pip install toolchaos[serve]")
 
 from toolchaos import policies
-from toolchaos._plumbing import opportunity
 from toolchaos.fake_tools import catalogue
 from toolchaos.serve import Server
 
@@ -120,24 +120,15 @@ def test_a_client_that_asks_something_new_each_time_is_not_stuck_and_is_ended_at
 # --- the agent's process, stopped ----------------------------------------------------------
 
 
-def _state_becomes(pid: int, states: str) -> bool:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if (opportunity._state(pid) or "?") in states:
-            return True
-        time.sleep(0.005)
-    return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_stopped_agent_process_is_not_stuck_and_is_once_it_runs_again() -> None:
     agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        assert _state_becomes(agent.pid, "S")
+        assert state_becomes(agent.pid, "S")
         with _server(real_seconds=0.5, total_seconds=60) as srv:
             srv.agent_process(agent.pid)
             os.kill(agent.pid, signal.SIGSTOP)
-            assert _state_becomes(agent.pid, "Tt")
+            assert state_becomes(agent.pid, "Tt")
             assert srv.wait(2.0) is None  # four no-progress limits: a stopped agent had no chance to progress
             os.kill(agent.pid, signal.SIGCONT)
             t0 = time.monotonic()
