@@ -64,6 +64,10 @@ class EffectLedger:
     def applied_for(self, tool: str, key: str) -> int:
         return sum(1 for e in self.effects if e.applied and e.tool == tool and e.key == key)
 
+    def answered(self, tool: str, key: str) -> bool:
+        """Whether the operation applied and its caller was told so (status ok): the work is known done."""
+        return any(e.applied and e.status == "ok" and e.tool == tool and e.key == key for e in self.effects)
+
     def replayed(self, tool: str | None = None, key: str | None = None) -> int:
         """Executions the API answered from a known idempotency key (nothing applied)."""
         return sum(1 for e in self.effects if e.replayed and (tool is None or e.tool == tool)

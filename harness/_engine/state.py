@@ -150,11 +150,7 @@ class RunState:
             if asked["id"] == e["call_id"]:
                 args = asked["args"]
                 break
-        key, name = tool.operation_key(args or {}, e["fp"]), e["tool"]
-        for effect in self.toolset.ledger.effects:
-            if effect.applied and effect.status == "ok" and effect.key == key and effect.tool == name:
-                return True
-        return False
+        return self.toolset.ledger.answered(e["tool"], tool.operation_key(args or {}, e["fp"]))
 
     def flush_pending(self) -> None:
         """Calls the model asked for that were neither executed nor refused."""

@@ -17,6 +17,15 @@ def test_counts_applied_and_executions_separately():
     assert led.summary() == {"pay": {"executions": 3, "applied": 2}}
 
 
+def test_an_operation_is_answered_only_when_it_applied_and_its_caller_was_told():
+    led = EffectLedger()
+    led.record("pay", "lost", True, "unknown", 1)  # applied, the response lost
+    led.record("pay", "failed", False, "failed", 2)
+    led.record("pay", "done", True, "ok", 3)
+    assert [led.answered("pay", k) for k in ("lost", "failed", "done")] == [False, False, True]
+    assert not led.answered("mail", "done")  # another tool's operation of the same key
+
+
 def test_no_duplicates_when_each_key_applies_once():
     led = EffectLedger()
     for i in range(5):
